@@ -1,0 +1,4 @@
+"""``python -m rpp_cli``."""
+from .cli import main
+
+main()

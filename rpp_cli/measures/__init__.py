@@ -1,0 +1,97 @@
+"""The registry: every measure rpp knows, by name (the single list `-m`, help and
+``rpp measures`` read).
+
+A measure family is a module with a ``compute(collection, measures, results)`` function; a new
+measure is one function in its family plus one ``register`` call there.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import InputError
+
+PREFERENCE = "preference"  # RPP(a, b) for ordered pairs of runs
+METRIC = "metric"  # one value per run
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A named measure: what it is, how to compute it, which way is better."""
+
+    name: str
+    kind: str
+    family: str
+    description: str
+    higher_is_better: bool = True
+    options: dict = field(default_factory=dict)  # family-specific settings (discount, ...)
+    trec: "trec.TrecRequest | None" = None  # for trec_eval measures
+
+
+    @property
+    def outputs(self) -> list[str]:
+        """The measure names this measure prints, in order."""
+        if self.trec is not None:
+            return self.trec.output_names()
+        if self.kind == PREFERENCE:
+            return [self.name, f"{self.name}_win"]
+        return [self.name]
+
+
+REGISTRY: dict[str, Measure] = {}
+FAMILIES: dict[str, Callable] = {}
+DEFAULTS = ["rpp", "dcgrpp", "invrpp", "map", "ndcg", "recip_rank", "P.10", "asl"]
+
+
+def register(measure: Measure) -> Measure:
+    """Add a measure to the registry (at import time of its family module)."""
+    REGISTRY[measure.name] = measure
+    return measure
+
+
+def family(name: str) -> Callable[[Callable], Callable]:
+    """Decorator naming a family's compute function."""
+    def wrap(fn: Callable) -> Callable:
+        FAMILIES[name] = fn
+        return fn
+    return wrap
+
+
+def resolve(names: list[str] | None) -> list[Measure]:
+    """Measures for ``-m`` values (SPEC: none given = the defaults; any given = exactly those).
+
+    Names rpp knows come from the registry; the rest are parsed with trec_eval's syntax
+    (nicknames, parameters), in the order given. Unknown names raise InputError.
+    """
+    wanted = list(names) if names else list(DEFAULTS)
+    out: list[Measure] = []
+    trec_names: list[str] = []
+    slots: list[int] = []
+    for name in wanted:
+        if name in REGISTRY:
+            out.append(REGISTRY[name])
+        elif trec.is_trec_name(name):
+            slots.append(len(out))
+            out.append(None)  # type: ignore[arg-type]  # filled below, keeping -m order
+            trec_names.append(name)
+        else:
+            raise InputError(f"unknown measure '{name}' (rpp measures lists them all)")
+    if trec_names:
+        requests = trec.parse(trec_names)
+        expanded = [Measure(r.base if r.params is None else r.spec, METRIC, "trec",
+                            trec.DESCRIPTIONS.get(r.base, r.base), trec=r)
+                    for r in requests if r.base not in trec.TEXT_MEASURES]
+        first = slots[0]
+        out[first] = expanded  # type: ignore[call-overload]
+    flat: list[Measure] = []
+    seen: set[str] = set()
+    for item in out:
+        for m in (item if isinstance(item, list) else [item] if item is not None else []):
+            if m.name not in seen:
+                seen.add(m.name)
+                flat.append(m)
+    return flat
+
+
+# The families register their measures on import (after the names above exist).
+from . import preference, search_length, trec  # noqa: E402,F401

@@ -1,0 +1,97 @@
+"""Recall-paired preference (SPEC §4): rpp, dcgrpp, invrpp, vectorised over all run pairs.
+
+    RPP(a, b) = Σ_P p(P) Σ_i p(i | P) · sgn(f_i^b(P) − f_i^a(P))
+
+Every population of every query is a segment of one "level" axis; the sign of every pair at
+every level is one numpy expression, and the per-query sums are one ``reduceat``.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..collection import Populations, graded_populations, worst_case_positions
+from . import PREFERENCE, Measure, family, register
+
+# p(i | P) before normalisation, as a function of the recall level i (1-based array).
+DISCOUNTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "uniform": lambda i: np.ones(len(i)),
+    "dcg": lambda i: 1.0 / np.log2(i + 1.0),
+    "inverse": lambda i: 1.0 / i,
+}
+
+for _name, _discount, _what in (
+        ("rpp", "uniform", "recall-paired preference, all recall levels weighted equally"),
+        ("dcgrpp", "dcg", "RPP with recall level i weighted by 1/log2(i+1)"),
+        ("invrpp", "inverse", "RPP with recall level i weighted by 1/i")):
+    register(Measure(_name, PREFERENCE, "preference", _what + " (graded populations)",
+                     options={"discount": _discount, "populations": "graded"}))
+
+# Bytes of float64 temporaries per chunk of pairs x levels; bounds memory at any scale.
+_CHUNK_BYTES = 64 << 20
+
+
+def level_weights(pops: Populations, discount: str) -> np.ndarray:
+    """(L,) weight p(P) · p(i | P) of every level of every population."""
+    levels = pops.level
+    g = DISCOUNTS[discount](levels.astype(np.float64))
+    seg = pops.member_seg
+    norm = np.bincount(seg, weights=g, minlength=len(pops.seg_query))
+    size = pops.seg_size.astype(np.float64)
+    query_total = np.bincount(pops.seg_query, weights=size)
+    p_pop = size / query_total[pops.seg_query]
+    return p_pop[seg] * g / norm[seg]
+
+
+def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
+             n_queries: int) -> np.ndarray:
+    """RPP of every ordered run pair on every query: (M, Q, R, R) for M weight columns.
+
+    ``positions`` is (R, L) from :func:`worst_case_positions`, ``weights`` (L, M). Only pairs
+    a < b are computed; RPP(b, a) = -RPP(a, b) fills the rest exactly.
+    """
+    n_runs, n_levels = positions.shape
+    n_measures = weights.shape[1]
+    out = np.zeros((n_measures, n_queries, n_runs, n_runs))
+    if n_runs < 2 or n_levels == 0:
+        return out
+    ia, ib = np.triu_indices(n_runs, 1)
+    level_query = pops.seg_query[pops.member_seg]
+    q_start = np.searchsorted(level_query, np.arange(n_queries + 1))
+    step = max(1, _CHUNK_BYTES // (8 * len(ia)))
+    q0 = 0
+    while q0 < n_queries:
+        q1 = max(q0 + 1, int(np.searchsorted(q_start, q_start[q0] + step, side="right")) - 1)
+        q1 = min(q1, n_queries)
+        lo, hi = q_start[q0], q_start[q1]
+        block = positions[:, lo:hi]
+        sign = np.sign(block[ib] - block[ia]).astype(np.int8)  # > 0: a ranks it higher
+        bounds = q_start[q0:q1] - lo
+        for m in range(n_measures):
+            vals = np.add.reduceat(sign * weights[lo:hi, m], bounds, axis=1)  # (pairs, Qc)
+            out[m, q0:q1, ia, ib] = vals.T
+            out[m, q0:q1, ib, ia] = -vals.T
+        q0 = q1
+    return out
+
+
+@family("preference")
+def compute(ctx, measures: list[Measure]) -> None:
+    """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results."""
+    from ..aggregate import add_preference
+
+    by_scheme: dict[str, list[Measure]] = {}
+    for m in measures:
+        by_scheme.setdefault(m.options["populations"], []).append(m)
+    for scheme, group in by_scheme.items():
+        pops = POPULATIONS[scheme](ctx.collection)
+        positions = worst_case_positions(ctx.collection.ranks, pops)
+        weights = np.stack([level_weights(pops, m.options["discount"]) for m in group], axis=1)
+        tensor = pairwise(positions, pops, weights, len(ctx.collection.qids))
+        for m, per_query in zip(group, tensor):
+            add_preference(ctx.results, m.name, per_query, ctx.per_query)
+            ctx.tensors[m.name] = per_query
+
+
+POPULATIONS: dict[str, Callable] = {"graded": graded_populations}

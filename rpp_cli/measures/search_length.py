@@ -1,0 +1,31 @@
+"""Average search length (SPEC §6, paper §3.1): mean worst-case position of the relevant items."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..collection import Populations, worst_case_positions
+from . import METRIC, Measure, family, register
+
+register(Measure("asl", METRIC, "search_length",
+                 "average search length: mean full-corpus position of the relevant items "
+                 "(lower is better)", higher_is_better=False))
+
+
+def relevant_population(item_query: np.ndarray) -> Populations:
+    """One population per query: all of its relevant items."""
+    n_items = len(item_query)
+    return Populations(np.arange(n_items), item_query, np.unique(item_query))
+
+
+@family("search_length")
+def compute(ctx, measures: list[Measure]) -> None:
+    from ..aggregate import add_metric
+
+    coll = ctx.collection
+    pops = relevant_population(coll.item_query)
+    positions = worst_case_positions(coll.ranks, pops, coll.corpus_size).astype(np.float64)
+    starts = np.searchsorted(pops.member_seg, np.arange(len(pops.seg_query)))
+    asl = np.add.reduceat(positions, starts, axis=1) / pops.seg_size  # (R, Q)
+    for m in measures:
+        add_metric(ctx.results, m.name, asl.T, ctx.per_query)
+        ctx.metrics[m.name] = asl.T

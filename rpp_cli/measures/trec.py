@@ -1,0 +1,293 @@
+"""The pytrec_eval bridge: trec_eval 9.0.8's measures, names, parameters and aggregation.
+
+Numbers always come from pytrec_eval (trec_eval's own C code); this module only parses
+``-m`` the way trec_eval does, validates parameters first (pytrec_eval aborts or segfaults
+on some malformed ones), names the outputs as trec_eval prints them and aggregates ``all``.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..io.text import decode
+
+# trec_eval's internal measure order (te_trec_measures), which is also the output order.
+ORDER = (
+    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall "
+    "P relstring recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg "
+    "ndcg_cut map_cut relative_P success set_P set_relative_P set_recall set_map set_F "
+    "num_nonrel_judged_ret").split()
+
+NICKNAMES = {
+    "official": ("runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank "
+                 "iprec_at_recall P").split(),
+    "all_trec": list(ORDER),
+    "set": ("runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P "
+            "set_map set_F").split(),
+}
+
+_LONG_CUTOFF_DEFAULT = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RECALL_POINTS = tuple(i / 10 for i in range(11))
+LONG_CUTOFFS = {"P": _LONG_CUTOFF_DEFAULT, "recall": _LONG_CUTOFF_DEFAULT,
+                "ndcg_cut": _LONG_CUTOFF_DEFAULT, "map_cut": _LONG_CUTOFF_DEFAULT,
+                "relative_P": _LONG_CUTOFF_DEFAULT, "success": (1, 5, 10)}
+FLOAT_CUTOFFS = {"iprec_at_recall": _RECALL_POINTS,
+                 "Rprec_mult": tuple(round(0.2 * i, 1) for i in range(1, 11))}
+FLOAT_PARAMS = {"utility": 4, "11pt_avg": None, "set_F": 1, "relstring": 1}  # value count
+PAIR_PARAMS = {"G", "ndcg", "ndcg_rel", "Rndcg"}
+SUM_MEASURES = {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+LONG_MEASURES = SUM_MEASURES | {"num_q"}
+GEOMETRIC = {"gm_map", "gm_bpref"}
+TEXT_MEASURES = {"runid", "relstring"}
+NOT_PER_QUERY = {"runid", "num_q", "gm_map", "gm_bpref"}
+GM_FLOOR = 1e-5
+
+DESCRIPTIONS = {
+    "runid": "run tag (text)", "num_q": "number of queries evaluated",
+    "num_ret": "documents retrieved", "num_rel": "relevant documents",
+    "num_rel_ret": "relevant documents retrieved", "map": "mean average precision",
+    "gm_map": "geometric mean of AP (floor 1e-5)", "Rprec": "precision at R",
+    "bpref": "binary preference", "recip_rank": "reciprocal rank of the first relevant",
+    "iprec_at_recall": "interpolated precision at recall levels (.p1,p2 in [0,1])",
+    "P": "precision at cutoffs (.k1,k2)", "relstring": "relevance string of the top docs (text)",
+    "recall": "recall at cutoffs (.k1,k2)", "infAP": "inferred AP",
+    "gm_bpref": "geometric mean of bpref", "Rprec_mult": "precision at multiples of R (.m1,m2)",
+    "utility": "linear utility (.a,b,c,d)", "11pt_avg": "11-point interpolated average precision",
+    "binG": "binary G", "G": "G with gains (.lvl=gain,...)",
+    "ndcg": "nDCG over the whole ranking (.lvl=gain,...)",
+    "ndcg_rel": "nDCG averaged over relevant docs", "Rndcg": "nDCG at R",
+    "ndcg_cut": "nDCG at cutoffs (.k1,k2)", "map_cut": "AP at cutoffs (.k1,k2)",
+    "relative_P": "precision relative to the best possible at cutoffs (.k1,k2)",
+    "success": "1 if a relevant doc is in the top k (.k1,k2)", "set_P": "set precision",
+    "set_relative_P": "set relative precision", "set_recall": "set recall",
+    "set_map": "set precision x recall", "set_F": "set F measure (.beta)",
+    "num_nonrel_judged_ret": "judged non-relevant documents retrieved",
+}
+
+
+@dataclass(frozen=True)
+class TrecRequest:
+    """One trec_eval measure with its parameter text (``None``: trec_eval's defaults)."""
+
+    base: str
+    params: str | None = None
+
+    @property
+    def spec(self) -> str:
+        """The measure string trec_eval itself parses."""
+        return self.base if self.params is None else f"{self.base}.{self.params}"
+
+    def output_names(self) -> list[str]:
+        """The names trec_eval prints for this measure, in its order."""
+        if self.base in LONG_CUTOFFS:
+            cuts = LONG_CUTOFFS[self.base] if self.params is None else _long_cutoffs(self)
+            return [f"{self.base}_{c}" for c in cuts]
+        if self.base in FLOAT_CUTOFFS:
+            cuts = FLOAT_CUTOFFS[self.base] if self.params is None else _float_cutoffs(self)
+            return [f"{self.base}_{_c_float_name(c)}" for c in cuts]
+        if self.params is not None:  # float and pair parameters: raw text in the name
+            return [f"{self.base}_{self.params}"]
+        return [self.base]
+
+
+def is_trec_name(name: str) -> bool:
+    """True when ``name`` looks like a trec_eval measure or nickname (params allowed)."""
+    base = name.split(".", 1)[0]
+    return base in ORDER or base in NICKNAMES or _underscore_form(name) is not None
+
+
+def parse(names: list[str], *, allow_underscore: bool = True) -> list[TrecRequest]:
+    """trec_eval's ``-m`` semantics: nicknames expand, repeats merge, first params win.
+
+    With ``allow_underscore``, the printed form ``P_10`` is accepted for ``P.10`` (rpp eval).
+    Invalid names or parameters raise InputError before pytrec_eval ever sees them.
+    """
+    chosen: dict[str, str | None] = {}
+    order: list[str] = []
+    for raw in names:
+        name = raw
+        if allow_underscore and "." not in raw and raw not in ORDER and raw not in NICKNAMES:
+            name = _underscore_form(raw) or raw
+        base, dot, params = name.partition(".")
+        if dot and params == "":
+            raise InputError(f"improper measure parameters in '{raw}'")
+        if base in NICKNAMES:
+            members = NICKNAMES[base]
+        elif base in ORDER:
+            members = [base]
+        else:
+            raise InputError(f"unknown measure '{raw}' (see: rpp measures)")
+        for member in members:
+            if member not in chosen:
+                order.append(member)
+                chosen[member] = None
+            if base == member and dot and chosen[member] is None:
+                chosen[member] = params
+    requests = [TrecRequest(b, chosen[b]) for b in order]
+    for req in requests:
+        _validate(req)
+    return requests
+
+
+def _underscore_form(name: str) -> str | None:
+    """``P_10`` -> ``P.10``, ``iprec_at_recall_0.10`` -> ``iprec_at_recall.0.10``."""
+    for base in sorted(set(LONG_CUTOFFS) | set(FLOAT_CUTOFFS) | set(FLOAT_PARAMS) | PAIR_PARAMS,
+                       key=len, reverse=True):
+        if name.startswith(base + "_") and len(name) > len(base) + 1:
+            return f"{base}.{name[len(base) + 1:]}"
+    return None
+
+
+def _atol(text: str) -> int:
+    """C's atol: leading integer prefix, 0 when there is none."""
+    m = re.match(r"\s*[+-]?\d+", text)
+    return int(m.group()) if m else 0
+
+
+def _atof(text: str) -> float:
+    """C's atof: the longest leading float prefix, 0.0 when there is none."""
+    m = re.match(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)", text)
+    return float(m.group()) if m else 0.0
+
+
+def _long_cutoffs(req: TrecRequest) -> list[int]:
+    cuts = sorted(_atol(p) for p in req.params.split(","))
+    if cuts[0] <= 0:
+        raise InputError(f"measure '{req.spec}': cutoffs must be positive integers")
+    if len(set(cuts)) != len(cuts):
+        raise InputError(f"measure '{req.spec}': duplicate cutoffs")
+    return cuts
+
+
+def _float_cutoffs(req: TrecRequest) -> list[float]:
+    cuts = sorted(_atof(p) for p in req.params.split(","))
+    if len(set(cuts)) != len(cuts):
+        raise InputError(f"measure '{req.spec}': duplicate cutoffs")
+    return cuts
+
+
+def _c_float_name(value: float) -> str:
+    """trec_eval's ``%3.2f`` parameter name, cut to 8 characters as its buffer does."""
+    return ("%3.2f" % value)[:8]
+
+
+def _validate(req: TrecRequest) -> None:
+    """Reject what trec_eval rejects, before pytrec_eval can abort the process on it."""
+    if req.params is None:
+        return
+    if req.base in LONG_CUTOFFS:
+        _long_cutoffs(req)
+    elif req.base in FLOAT_CUTOFFS:
+        _float_cutoffs(req)
+    elif req.base in PAIR_PARAMS:
+        for pair in req.params.split(","):
+            level, eq, gain = pair.partition("=")
+            if not eq or not _is_number(level) or not _is_number(gain):
+                raise InputError(f"measure '{req.spec}': parameters must be level=gain pairs")
+    elif req.base in FLOAT_PARAMS:
+        values = req.params.split(",")
+        need = FLOAT_PARAMS[req.base]
+        if need is not None and len(values) != need:
+            raise InputError(f"measure '{req.spec}': needs {need} comma-separated numbers")
+        if not all(_is_number(v) for v in values):
+            raise InputError(f"measure '{req.spec}': parameters must be numbers")
+    else:
+        raise InputError(f"measure '{req.base}' takes no parameters (got '{req.spec}')")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def trec_grade(grade: float) -> int:
+    """trec_eval reads grades with atol: the integer part (1.7 -> 1, -0.5 -> 0)."""
+    return int(grade)
+
+
+def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
+             requests: list[TrecRequest], level: int = 1,
+             judged_only: bool = False) -> dict[str, dict[str, float]]:
+    """Per-query values from pytrec_eval, keyed by trec_eval's printed measure names."""
+    import pytrec_eval_ext
+
+    numeric = [r for r in requests if r.base not in TEXT_MEASURES]
+    if not numeric:
+        return {q: {} for q in run}
+    evaluator = pytrec_eval_ext.RelevanceEvaluator(
+        {q: d for q, d in qrels.items() if d}, {r.spec for r in numeric}, level, judged_only)
+    raw = evaluator.evaluate(run) if run else {}
+    renamed = {r.base: r.output_names()[0] for r in numeric
+               if r.params is not None and (r.base in FLOAT_PARAMS or r.base in PAIR_PARAMS)}
+    if renamed:
+        raw = {q: {renamed.get(k, k): v for k, v in vals.items()} for q, vals in raw.items()}
+    return raw
+
+
+def aggregate(name: str, values: np.ndarray, n_queries: int | None = None) -> float:
+    """trec_eval's ``all`` value of one measure from per-query values (missing ones count 0).
+
+    ``n_queries`` (trec_eval -c) is the divisor when larger than the number of values.
+    """
+    n = max(len(values), n_queries or 0)
+    if name in SUM_MEASURES:
+        return float(sum(values.tolist()))
+    if name == "num_q":
+        return float(n)
+    if name in GEOMETRIC:
+        # pytrec_eval returns log(max(v, floor)) per query for gm_* measures
+        total = sum(values.tolist()) + (n - len(values)) * math.log(GM_FLOOR)
+        return math.exp(total / n)
+    return float(sum(values.tolist()) / n) if n else 0.0
+
+
+def collection_qrels(coll) -> dict[str, dict[str, int]]:
+    """The judgments of the evaluated queries with trec_eval's integer grades."""
+    judgments = coll.qrels[0].judgments
+    return {q: {d: trec_grade(g) for d, g in judgments[q].items()} for q in coll.qids}
+
+
+def collection_run(coll, r: int) -> dict[str, dict[str, float]]:
+    """Run ``r`` as pytrec_eval wants it; every evaluated query present ({} = empty ranking)."""
+    run, rows = coll.runs[r], coll.run_rows[r]
+    out: dict[str, dict[str, float]] = {q: {} for q in coll.qids}
+    qids = coll.qids
+    docnos = decode(run.docno.strings[rows.rows])
+    for qi, doc, score in zip(rows.qidx.tolist(), docnos, run.score[rows.rows].tolist()):
+        out[qids[qi]][doc] = score
+    return out
+
+
+from . import family  # noqa: E402  (the registry imports this module)
+
+
+@family("trec")
+def compute(ctx, measures) -> None:
+    """trec_eval measures through pytrec_eval, per query and aggregated as trec_eval does."""
+    from ..aggregate import add_metric
+
+    coll = ctx.collection
+    requests = [m.trec for m in measures]
+    level = 1 if coll.level is None else max(1, math.ceil(coll.level))
+    qrels = collection_qrels(coll)
+    names = [n for req in requests for n in req.output_names()]
+    values = {n: np.zeros((len(coll.qids), len(coll.run_names))) for n in names}
+    for r in range(len(coll.run_names)):
+        per_query = evaluate(qrels, collection_run(coll, r), requests, level)
+        for qi, qid in enumerate(coll.qids):
+            got = per_query.get(qid, {})
+            for n in names:
+                v = got.get(n, 0.0)
+                values[n][qi, r] = 0.0 if math.isnan(v) else v
+    for n in names:
+        overall = np.array([aggregate(n, values[n][:, r]) for r in range(len(coll.run_names))])
+        shown = n not in NOT_PER_QUERY and ctx.per_query
+        add_metric(ctx.results, n, values[n], shown, overall)
+        if n not in GEOMETRIC:
+            ctx.metrics[n] = values[n]

@@ -1,0 +1,1 @@
+"""Output formats, each written once against the Results table."""

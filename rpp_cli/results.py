@@ -1,0 +1,66 @@
+"""The one tidy table every command produces and every output format reads.
+
+Columns: ``measure``, ``qid`` (or ``all``), ``run``, ``other`` (the second run of a pair,
+``None`` for per-run values) and ``value``. Rows are stored as integer codes into the
+name lists so that millions of per-query preference values cost no Python objects.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+ALL = "all"
+
+
+@dataclass
+class Results:
+    """Append blocks of rows with :meth:`add`; read them in SPEC §7 order with :meth:`rows`."""
+
+    qids: list[str]
+    runs: list[str]
+    measures: list[str] = field(default_factory=list)
+    _blocks: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+
+    def add(self, measure: str, q: np.ndarray, r: np.ndarray, value: np.ndarray,
+            o: np.ndarray | None = None) -> None:
+        """Rows of one measure: query index (-1 = all), run index, other run index or None."""
+        if measure not in self.measures:
+            self.measures.append(measure)
+        m = self.measures.index(measure)
+        n = len(value)
+        cols = [np.broadcast_to(np.asarray(x, dtype=np.int64), (n,))
+                for x in (q, r, -1 if o is None else o)]
+        self._blocks.append((np.full(n, m, dtype=np.int64), *cols,
+                             np.asarray(value, dtype=np.float64).ravel()))
+
+    def columns(self) -> tuple[np.ndarray, ...]:
+        """(m, q, r, o, value) code arrays in output order: per-query rows first (queries in
+        trec_eval order, then measure, run, other), then ``all`` rows."""
+        if not self._blocks:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty, empty, np.zeros(0)
+        m, q, r, o, v = (np.concatenate(c) for c in zip(*self._blocks))
+        qkey = np.where(q < 0, len(self.qids), q)
+        order = np.lexsort((o, r, m, qkey))
+        return m[order], q[order], r[order], o[order], v[order]
+
+    def rows(self) -> Iterator[tuple[str, str, str, str | None, float]]:
+        """(measure, qid, run, other, value) tuples in output order."""
+        m, q, r, o, v = self.columns()
+        qnames = self.qids + [ALL]
+        for mi, qi, ri, oi, val in zip(m.tolist(), q.tolist(), r.tolist(), o.tolist(),
+                                       v.tolist()):
+            yield (self.measures[mi], qnames[qi], self.runs[ri],
+                   None if oi < 0 else self.runs[oi], val)
+
+    def value(self, measure: str, qid: str, run: str, other: str | None = None) -> float:
+        """One value (for tests and gates); KeyError when absent."""
+        for row in self.rows():
+            if row[:4] == (measure, qid, run, other):
+                return row[4]
+        raise KeyError((measure, qid, run, other))
+
+    def __len__(self) -> int:
+        return sum(len(b[0]) for b in self._blocks)
