@@ -13,6 +13,7 @@ import numpy as np
 from .errors import InputError
 from .io.qrels import Qrels, is_relevant
 from .io.runs import Run
+from .io.text import decode
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # A position key is segment * _SEG + rank; unretrieved members get _UNRET, above any rank.
@@ -156,7 +157,7 @@ def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float 
                       np.array([q.encode("utf-8", "surrogateescape") for q in qids]))
         if not (qidx >= 0).any():
             raise InputError("shares no query with the qrels " + f"({qrels.path})", path=run.path)
-        _note_unjudged(run, qidx, judged, notes)
+        _note_unjudged(run, name, qidx, judged, notes)
         rows = np.flatnonzero(qidx >= 0)
         rows = _resolve_duplicates(run, rows, qidx, dedup, notes)
         order, rank = _rank(run, rows, qidx[rows])
@@ -171,8 +172,8 @@ def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float 
         missing = sorted(set(range(len(qids))) - set(np.unique(qidx[rows]).tolist()))
         if missing:
             shown = ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
-            notes.append(f"{name}: {len(missing)} judged queries not in the run, "
-                         f"scored as empty rankings ({shown})")
+            notes.append(f"{name}: {_count(len(missing), 'judged query', 'judged queries')} "
+                         f"not in the run, scored as empty rankings ({shown})")
     coll = Collection(run_names, runs, qids, item_query_a, np.array(item_grade, dtype=np.float64),
                       item_docno, ranks, run_rows, [qrels], level, corpus_size)
     if corpus_size is not None:
@@ -182,6 +183,10 @@ def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float 
             raise InputError(f"--corpus-size {corpus_size} is smaller than the {union[q]} "
                              f"distinct items of query {qids[q]}")
     return coll
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _hash_texts(texts: list[str]) -> np.ndarray:
@@ -213,21 +218,24 @@ def _match(keys: np.ndarray, strings: np.ndarray, table_keys: np.ndarray,
     return out
 
 
-def _note_unjudged(run: Run, qidx: np.ndarray, judged: set[str], notes: list[str]) -> None:
+def _note_unjudged(run: Run, name: str, qidx: np.ndarray, judged: set[str],
+                   notes: list[str]) -> None:
     """Count the run's queries that the qrels do not judge (SPEC §1: ignored, with a note)."""
     other = np.flatnonzero(qidx < 0)
     if len(other) == 0:
         return
-    hashes = np.unique(run.qid.hashes()[other])
-    first = {}
-    for row, h in zip(other.tolist(), run.qid.hashes()[other].tolist()):
-        first.setdefault(h, row)
-        if len(first) == len(hashes):
-            break
-    names = run.qid.strings[list(first.values())].astype("U").tolist()
-    unjudged = [q for q in names if q not in judged]
+    qids = decode(run.qid.strings[other[_first_of_each(run.qid.hashes()[other])]])
+    unjudged = [q for q in qids if q not in judged]
     if unjudged:
-        notes.append(f"{run.path}: {len(unjudged)} queries not in the qrels, ignored")
+        notes.append(f"{name}: {_count(len(unjudged), 'query', 'queries')} not in the qrels, "
+                     "ignored")
+
+
+def _first_of_each(keys: np.ndarray) -> np.ndarray:
+    """Index of the first occurrence of each distinct key (sort based; np.unique is slow)."""
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    return order[np.concatenate(([True], k[1:] != k[:-1]))]
 
 
 def _resolve_duplicates(run: Run, rows: np.ndarray, qidx: np.ndarray, dedup: bool,
@@ -253,7 +261,7 @@ def _resolve_duplicates(run: Run, rows: np.ndarray, qidx: np.ndarray, dedup: boo
         qid = run.qid.strings[dup_rows[i]].decode("utf-8", "replace")
         raise InputError(f"docno '{doc}' repeated in query {qid} (first at line {early}); "
                          "use --dedup to keep the best-scored copy", run.path, late)
-    notes.append(f"{run.path}: {len(dup_rows)} repeated docnos dropped, "
+    notes.append(f"{run.path}: {_count(len(dup_rows), 'repeated docno', 'repeated docnos')} dropped, "
                  "kept the best-scored copy of each")
     drop = np.zeros(len(run.score), dtype=bool)
     drop[dup_rows] = True

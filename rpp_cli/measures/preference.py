@@ -70,8 +70,8 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
         bounds = q_start[q0:q1] - lo
         for m in range(n_measures):
             vals = np.add.reduceat(sign * weights[lo:hi, m], bounds, axis=1)  # (pairs, Qc)
-            out[m, q0:q1, ia, ib] = vals.T
-            out[m, q0:q1, ib, ia] = -vals.T
+            out[m, q0:q1, ia, ib] = vals  # advanced indices first: (pairs, Qc)
+            out[m, q0:q1, ib, ia] = -vals
         q0 = q1
     return out
 

@@ -1,0 +1,32 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+TSTAMP := $(VENV)/.installed-test
+
+.PHONY: demo test bench fixtures clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(TSTAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/rpp eval fixtures/demo/qrels fixtures/demo/runs/*
+
+test: $(TSTAMP)
+	$(BIN)/python -m pytest -q
+
+fixtures: | $(BIN)/python
+	$(BIN)/python fixtures/make_collection.py --out fixtures/demo
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
