@@ -13,7 +13,9 @@ from . import __version__
 from .errors import EXIT_BAD_INPUT, InputError
 from .evaluate import Options, run_eval
 from .measures import DEFAULTS, REGISTRY, trec
+from . import trec_eval as trec_eval_flow
 from .report import trec as trec_report
+from .report import trec_eval as trec_eval_report
 
 
 def _notes(notes: list[str]) -> None:
@@ -81,13 +83,57 @@ def measures_command() -> None:
         click.echo(f"{nick:<22}\tnickname\ttrec_eval set: {' '.join(members)}")
 
 
+class _TrecEvalCommand(click.Command):
+    """A command whose usage errors exit 1, as trec_eval's do (click's exit 2)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as err:
+            err.exit_code = trec_eval_flow.EXIT_USAGE
+            raise
+
+
+@cli.command("trec-eval", cls=_TrecEvalCommand)
+@click.argument("qrels", metavar="QRELS")
+@click.argument("run", metavar="RUN")
+@click.option("-q", "--query_eval_wanted", "per_query", is_flag=True,
+              help="Also print the measures of each query.")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
+              help="Measure or nickname (official, all_trec, set), trec_eval syntax "
+                   "(P.5,10); repeatable. Default: official.")
+@click.option("-c", "--complete_rel_info_wanted", "complete", is_flag=True,
+              help="Average over every qrels query; queries without results count 0.")
+@click.option("-l", "--level_for_rel", "level", type=int, default=1, show_default=True,
+              metavar="N", help="A doc is relevant when its grade is >= N.")
+@click.option("-n", "--nosummary", "no_summary", is_flag=True,
+              help="Do not print the summary ('all') lines.")
+@click.option("-J", "--Judged_docs_only", "judged_only", is_flag=True,
+              help="Drop retrieved docs that are not judged before evaluating.")
+@click.option("-M", "--Max_retrieved_per_topic", "max_retrieved", type=click.IntRange(min=0),
+              metavar="N", help="Evaluate only the top N docs of each query (by score).")
+@click.option("-N", "--Number_docs_in_coll", "num_docs", type=int, default=0, metavar="N",
+              help="Documents in the collection (only utility's 4th coefficient reads it).")
+def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str, ...],
+                      complete: bool, level: int, no_summary: bool, judged_only: bool,
+                      max_retrieved: int | None, num_docs: int) -> None:
+    """trec_eval 9.0.8 for one RUN, byte for byte, computed by pytrec_eval. Exit codes as
+    trec_eval's: 1 usage or unknown measure, 2 bad file or parameter, 4 duplicate docno,
+    7 no query with both results and judgments."""
+    opts = trec_eval_flow.TrecEvalOptions(measures, per_query, not no_summary, complete, level,
+                                          max_retrieved, judged_only, num_docs)
+    output = trec_eval_flow.run_trec_eval(qrels, run, opts)
+    trec_eval_report.write(output, click.get_binary_stream("stdout"))
+
+
 def main() -> None:
-    """Entry point: run the CLI; bad input -> one line and exit 2; closed pipes are quiet."""
+    """Entry point: run the CLI; bad input -> one line and its exit code (2 unless the error
+    says otherwise); closed pipes are quiet."""
     try:
         cli.main(standalone_mode=False)
     except InputError as err:
         click.echo(f"rpp: {err}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+        sys.exit(err.exit_code)
     except click.exceptions.Abort:
         click.echo("rpp: aborted", err=True)
         sys.exit(EXIT_BAD_INPUT)

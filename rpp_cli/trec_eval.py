@@ -1,0 +1,236 @@
+"""``rpp trec-eval``: trec_eval 9.0.8 on one run, line for line, with pytrec_eval's numbers.
+
+read -> rank as trec_eval does (C-float score desc, docno desc; -M; duplicate checks; -J) ->
+pytrec_eval per query -> trec_eval's aggregation (-c) -> one Results table, plus the two text
+values pytrec_eval cannot give (runid, relstring) for the report.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+from .io.text import decode
+from .io.trec_eval import Judgments, Retrieved, read_judgments, read_retrieved
+from .measures import trec
+from .results import ALL, Results
+
+# trec_eval's documented exit codes (bad files and parameters: 2, InputError's default)
+EXIT_USAGE = 1
+EXIT_CANNOT_CALCULATE = 4
+EXIT_NO_QUERIES = 7
+
+# trec_eval measures that read preference judgments (-R prefs / qrels_jg), not qrels
+PREFS_NICKNAMES = {"all_prefs", "prefs", "qrels_jg"}
+PREFS_MEASURES = {"yaap", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"}
+
+# relevance of a retrieved doc, as trec_eval's form_res_rels codes it (grades are >= 0)
+NONPOOL = -1  # not in the qrels
+UNJUDGED = -2  # in the qrels with a negative grade
+
+
+@dataclass(frozen=True)
+class TrecEvalOptions:
+    """trec_eval's command-line switches."""
+
+    measures: tuple[str, ...] = ()  # -m (none: official)
+    per_query: bool = False  # -q
+    summary: bool = True  # not -n
+    complete: bool = False  # -c
+    level: int = 1  # -l
+    max_retrieved: int | None = None  # -M
+    judged_only: bool = False  # -J
+    num_docs_in_coll: int = 0  # -N
+
+
+@dataclass(frozen=True)
+class TrecEvalOutput:
+    """What trec_eval prints: numbers in ``results``; runid/relstring text by (measure, qid)."""
+
+    results: Results
+    texts: dict[tuple[str, str], str]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """The evaluated queries' rankings as trec_eval builds them, and their judgments."""
+
+    qids: list[str]  # queries with results and judgments, strcmp order
+    bounds: np.ndarray  # (Q + 1,) the rows of query q are bounds[q]:bounds[q + 1]
+    docno: np.ndarray  # S, ranked rows (score desc, docno desc), top -M of each query
+    score: np.ndarray  # float32
+    rel: np.ndarray  # int64 grade of each ranked row, or NONPOOL / UNJUDGED
+    qrels: dict[str, dict[str, int]]  # judgments of the evaluated queries
+
+
+def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions) -> TrecEvalOutput:
+    """trec_eval's flow and error order: measure names, files, parameters, evaluation."""
+    requests = parse_measures(opts.measures)
+    if opts.level < 1:
+        raise InputError(f"-l {opts.level}: relevance levels below 1 are not supported "
+                         "(pytrec_eval needs a positive level)", exit_code=EXIT_USAGE)
+    judgments = read_judgments(qrels_path)
+    retrieved = read_retrieved(run_path)
+    for req in requests:
+        trec.validate(req)
+    ranked = rank(judgments, retrieved, opts.max_retrieved, qrels_path, run_path)
+    run = _run_dict(ranked)
+    per_query = trec.evaluate(ranked.qrels, run, requests, opts.level, opts.judged_only,
+                              opts.num_docs_in_coll)
+    n_complete = len(np.unique(judgments.qid)) if opts.complete else None
+    num_rel_all = int(np.count_nonzero(judgments.grade > 0))  # -c's num_rel: every qrels line
+    return tabulate(requests, ranked, per_query, opts, retrieved.runid, n_complete, num_rel_all)
+
+
+def parse_measures(names: tuple[str, ...]) -> list[trec.TrecRequest]:
+    """``-m`` as trec_eval reads it (default ``official``), in trec_eval's output order."""
+    for name in names:
+        base = name.split(".", 1)[0]
+        if base in PREFS_NICKNAMES or base in PREFS_MEASURES or base.startswith("prefs_"):
+            raise InputError(f"measure '{name}' needs trec_eval's preference judgments "
+                             "(-R prefs/qrels_jg), which rpp trec-eval does not read",
+                             exit_code=EXIT_USAGE)
+    try:
+        requests = trec.parse(list(names) or ["official"], allow_underscore=False, check=False)
+    except InputError as err:
+        err.exit_code = EXIT_USAGE  # trec_eval: illegal measure, exit 1
+        raise
+    return sorted(requests, key=lambda r: trec.ORDER.index(r.base))
+
+
+def rank(judgments: Judgments, retrieved: Retrieved, max_retrieved: int | None,
+         qrels_path: str, run_path: str) -> Ranked:
+    """The rankings of the queries with both results and judgments, as trec_eval's
+    form_res_rels builds them; duplicate docnos there are errors (exit 4)."""
+    evaluated = np.intersect1d(judgments.qid, retrieved.qid)  # bytewise = strcmp order
+    if len(evaluated) == 0:
+        raise InputError("no query has both results and judgments", run_path,
+                         exit_code=EXIT_NO_QUERIES)
+    r_rows = np.flatnonzero(np.isin(retrieved.qid, evaluated))
+    j_rows = np.flatnonzero(np.isin(judgments.qid, evaluated))
+    r_query = np.searchsorted(evaluated, retrieved.qid[r_rows])
+    j_query = np.searchsorted(evaluated, judgments.qid[j_rows])
+    docs, codes = np.unique(np.concatenate((retrieved.docno[r_rows], judgments.docno[j_rows])),
+                            return_inverse=True)
+    r_doc, j_doc = codes[:len(r_rows)], codes[len(r_rows):]
+    score = retrieved.score[r_rows]
+    order = np.lexsort((-r_doc, -score, r_query))  # score desc, ties: docno desc
+    bounds = np.searchsorted(r_query[order], np.arange(len(evaluated) + 1))
+    if max_retrieved is not None:
+        position = np.arange(len(order)) - bounds[r_query[order]]
+        order = order[position < max_retrieved]
+        bounds = np.searchsorted(r_query[order], np.arange(len(evaluated) + 1))
+    n_docs = np.int64(len(docs))
+    r_key = r_query[order] * n_docs + r_doc[order]
+    j_key = j_query * n_docs + j_doc
+    _check_duplicates(r_key, retrieved.line[r_rows[order]], j_key, judgments.line[j_rows],
+                      n_docs, evaluated, docs, run_path, qrels_path)
+    j_sorted = np.argsort(j_key)
+    at = np.minimum(np.searchsorted(j_key[j_sorted], r_key), max(len(j_key) - 1, 0))
+    found = j_key[j_sorted][at] == r_key
+    grade = judgments.grade[j_rows][j_sorted][at]
+    rel = np.where(found, np.where(grade >= 0, grade, UNJUDGED), NONPOOL)
+    qids = decode(evaluated)
+    return Ranked(qids, bounds, retrieved.docno[r_rows][order], score[order], rel,
+                  _qrels_dict(qids, j_query, decode(judgments.docno[j_rows]),
+                              judgments.grade[j_rows]))
+
+
+def _check_duplicates(r_key: np.ndarray, r_line: np.ndarray, j_key: np.ndarray,
+                      j_line: np.ndarray, n_docs: np.int64, evaluated: np.ndarray,
+                      docs: np.ndarray, run_path: str, qrels_path: str) -> None:
+    """trec_eval's order: the first query (strcmp) with a repeated docno, the run before the
+    qrels within a query; the line named is the repeat's later one."""
+    repeats = []
+    for which, (keys, lines, path) in enumerate(((r_key, r_line, run_path),
+                                                 (j_key, j_line, qrels_path))):
+        hit = _first_repeat(keys, lines)
+        if hit is not None:
+            repeats.append((hit[0] // int(n_docs), which, hit, path))
+    if repeats:
+        query, _, (key, line), path = min(repeats)
+        doc = decode(docs[[key % int(n_docs)]])[0]
+        qid = decode(evaluated[[query]])[0]
+        raise InputError(f"docno '{doc}' appears twice for query '{qid}'", path, line,
+                         exit_code=EXIT_CANNOT_CALCULATE)
+
+
+def _first_repeat(keys: np.ndarray, lines: np.ndarray) -> tuple[int, int] | None:
+    """The smallest key that occurs twice, and the later line of its repeat."""
+    order = np.lexsort((lines, keys))
+    same = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    if len(same) == 0:
+        return None
+    k = order[same[0] + 1]
+    return int(keys[k]), int(lines[k])
+
+
+def _qrels_dict(qids: list[str], query: np.ndarray, docnos: list[str],
+                grades: np.ndarray) -> dict[str, dict[str, int]]:
+    """Judgments as pytrec_eval wants them: {qid: {docno: int grade}}."""
+    order = np.argsort(query, kind="stable")
+    bounds = np.searchsorted(query[order], np.arange(len(qids) + 1)).tolist()
+    docs = [docnos[i] for i in order.tolist()]
+    values = grades[order].tolist()
+    return {q: dict(zip(docs[bounds[i]:bounds[i + 1]], values[bounds[i]:bounds[i + 1]]))
+            for i, q in enumerate(qids)}
+
+
+def _run_dict(ranked: Ranked) -> dict[str, dict[str, float]]:
+    """The kept rankings as pytrec_eval wants them: {qid: {docno: score}} ({} = empty)."""
+    docs = decode(ranked.docno)
+    scores = ranked.score.astype(np.float64).tolist()
+    b = ranked.bounds.tolist()
+    return {q: dict(zip(docs[b[i]:b[i + 1]], scores[b[i]:b[i + 1]]))
+            for i, q in enumerate(ranked.qids)}
+
+
+def relstrings(ranked: Ranked, length: int | float, judged_only: bool) -> list[str]:
+    """trec_eval's relstring per query: a char per ranked doc (grade digit, '>' above 9,
+    '-' not judged, '.' negative grade), at most ``length`` of them."""
+    chars = np.where(ranked.rel > 9, ord(">"), ord("0") + ranked.rel)
+    chars = np.where(ranked.rel == NONPOOL, ord("-"), chars)
+    chars = np.where(ranked.rel == UNJUDGED, ord("."), chars).astype(np.uint8)
+    query = np.repeat(np.arange(len(ranked.qids)), np.diff(ranked.bounds))
+    if judged_only:  # -J: only judged docs are ranked
+        keep = ranked.rel >= 0
+        chars, query = chars[keep], query[keep]
+    bounds = np.searchsorted(query, np.arange(len(ranked.qids) + 1)).tolist()
+    text = chars.tobytes().decode("ascii")
+    return [text[lo:lo + int(max(0.0, min(length, hi - lo)))]
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def tabulate(requests: list[trec.TrecRequest], ranked: Ranked,
+             per_query: dict[str, dict[str, float]], opts: TrecEvalOptions, runid: str,
+             n_complete: int | None, num_rel_all: int) -> TrecEvalOutput:
+    """The lines trec_eval prints, as Results rows in its order (per query, then ``all``)."""
+    qids = ranked.qids
+    every_query = np.arange(len(qids))
+    results = Results(qids, [runid])
+    texts: dict[tuple[str, str], str] = {}
+    for req in requests:
+        if req.base == "runid":
+            if opts.summary:
+                results.add("runid", -1, 0, [np.nan])
+                texts[("runid", ALL)] = runid
+            continue
+        if req.base == "relstring":
+            if opts.per_query:
+                name = req.output_names()[0]
+                length = 10 if req.params is None else trec.c_atof(req.params.split(",")[0])
+                results.add(name, every_query, 0, np.full(len(qids), np.nan))
+                texts.update(((name, q), s) for q, s in
+                             zip(qids, relstrings(ranked, length, opts.judged_only)))
+            continue
+        for name in req.output_names():
+            values = np.array([per_query[q][name] for q in qids])
+            if opts.per_query and name not in trec.NOT_PER_QUERY:
+                results.add(name, every_query, 0, values)
+            if opts.summary:
+                value = trec.aggregate(name, values, n_complete)
+                if name == "num_rel" and n_complete is not None:
+                    value = float(num_rel_all)  # trec_eval -c: every relevant qrels line
+                results.add(name, -1, 0, [value])
+    return TrecEvalOutput(results, texts)
