@@ -111,6 +111,7 @@ def rank(judgments: Judgments, retrieved: Retrieved, max_retrieved: int | None,
     j_rows = np.flatnonzero(np.isin(judgments.qid, evaluated))
     r_query = np.searchsorted(evaluated, retrieved.qid[r_rows])
     j_query = np.searchsorted(evaluated, judgments.qid[j_rows])
+    _check_grades(evaluated, j_query, judgments.grade[j_rows], qrels_path)
     docs, codes = np.unique(np.concatenate((retrieved.docno[r_rows], judgments.docno[j_rows])),
                             return_inverse=True)
     r_doc, j_doc = codes[:len(r_rows)], codes[len(r_rows):]
@@ -154,6 +155,21 @@ def _check_duplicates(r_key: np.ndarray, r_line: np.ndarray, j_key: np.ndarray,
         qid = decode(evaluated[[query]])[0]
         raise InputError(f"docno '{doc}' appears twice for query '{qid}'", path, line,
                          exit_code=EXIT_CANNOT_CALCULATE)
+
+
+def _check_grades(evaluated: np.ndarray, query: np.ndarray, grade: np.ndarray,
+                  qrels_path: str) -> None:
+    """trec_eval sizes a buffer by a query's top grade + 1: with only negative grades it fails
+    on the first query (exit 4) and crashes on later ones below -1. Refuse both (exit 4)."""
+    top = np.full(len(evaluated), np.iinfo(np.int64).min)
+    np.maximum.at(top, query, grade)
+    bad = np.flatnonzero(top <= -2)
+    if top[0] < 0:
+        bad = np.concatenate(([0], bad))
+    if len(bad):
+        qid = decode(evaluated[bad[:1]])[0]
+        raise InputError(f"query '{qid}' has only negative grades: trec_eval cannot evaluate it",
+                         qrels_path, exit_code=EXIT_CANNOT_CALCULATE)
 
 
 def _first_repeat(keys: np.ndarray, lines: np.ndarray) -> tuple[int, int] | None:

@@ -227,9 +227,11 @@ def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
     utility = next((r for r in numeric if r.base == "utility"), None)
     if utility is not None and num_docs_in_coll:
         specs |= {"num_ret", "num_rel", "num_rel_ret"}
-    evaluator = pytrec_eval_ext.RelevanceEvaluator(
-        {q: d for q, d in qrels.items() if d}, specs, level, judged_only)
-    raw = evaluator.evaluate(run) if run else {}
+    judged = {q: d for q, d in qrels.items() if d}
+    judged[_PRIMER] = {_PRIMER: 0}
+    evaluator = pytrec_eval_ext.RelevanceEvaluator(judged, specs, level, judged_only)
+    raw = evaluator.evaluate({_PRIMER: {_PRIMER: 0.0}, **run}) if run else {}
+    raw.pop(_PRIMER, None)
     renamed = {r.base: r.output_names()[0] for r in numeric
                if r.params is not None and (r.base in FLOAT_PARAMS or r.base in PAIR_PARAMS)}
     if renamed:
@@ -239,6 +241,13 @@ def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
         for vals in raw.values():
             vals[name] = _utility(utility, vals, num_docs_in_coll)
     return raw
+
+
+# trec_eval's buffers grow on demand (te_chk_and_malloc) and a first request of size 0 fails:
+# an empty ranking evaluated first (-M 0, a run missing a query) makes measures fail and
+# pytrec_eval crash. A one-doc query evaluated first (a qid no input can hold: control
+# characters are rejected) sizes them, as trec_eval's own reading does.
+_PRIMER = "\x01rpp-primer"
 
 
 def _utility(req: TrecRequest, counts: dict[str, float], num_docs_in_coll: int) -> float:
