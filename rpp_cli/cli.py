@@ -123,7 +123,7 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
     opts = trec_eval_flow.TrecEvalOptions(measures, per_query, not no_summary, complete, level,
                                           max_retrieved, judged_only, num_docs)
     output = trec_eval_flow.run_trec_eval(qrels, run, opts)
-    trec_eval_report.write(output, click.get_binary_stream("stdout"))
+    trec_eval_report.write(output, sys.stdout.buffer)
 
 
 def main() -> None:
