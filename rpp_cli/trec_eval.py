@@ -122,7 +122,7 @@ def rank(judgments: Judgments, retrieved: Retrieved, max_retrieved: int | None,
         position = np.arange(len(order)) - bounds[r_query[order]]
         order = order[position < max_retrieved]
         bounds = np.searchsorted(r_query[order], np.arange(len(evaluated) + 1))
-    n_docs = np.int64(len(docs))
+    n_docs = len(docs)
     r_key = r_query[order] * n_docs + r_doc[order]
     j_key = j_query * n_docs + j_doc
     _check_duplicates(r_key, retrieved.line[r_rows[order]], j_key, judgments.line[j_rows],
@@ -139,7 +139,7 @@ def rank(judgments: Judgments, retrieved: Retrieved, max_retrieved: int | None,
 
 
 def _check_duplicates(r_key: np.ndarray, r_line: np.ndarray, j_key: np.ndarray,
-                      j_line: np.ndarray, n_docs: np.int64, evaluated: np.ndarray,
+                      j_line: np.ndarray, n_docs: int, evaluated: np.ndarray,
                       docs: np.ndarray, run_path: str, qrels_path: str) -> None:
     """trec_eval's order: the first query (strcmp) with a repeated docno, the run before the
     qrels within a query; the line named is the repeat's later one."""
@@ -148,10 +148,10 @@ def _check_duplicates(r_key: np.ndarray, r_line: np.ndarray, j_key: np.ndarray,
                                                  (j_key, j_line, qrels_path))):
         hit = _first_repeat(keys, lines)
         if hit is not None:
-            repeats.append((hit[0] // int(n_docs), which, hit, path))
+            repeats.append((hit[0] // n_docs, which, hit, path))
     if repeats:
         query, _, (key, line), path = min(repeats)
-        doc = decode(docs[[key % int(n_docs)]])[0]
+        doc = decode(docs[[key % n_docs]])[0]
         qid = decode(evaluated[[query]])[0]
         raise InputError(f"docno '{doc}' appears twice for query '{qid}'", path, line,
                          exit_code=EXIT_CANNOT_CALCULATE)
