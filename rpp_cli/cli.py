@@ -13,6 +13,7 @@ from . import __version__
 from .errors import EXIT_BAD_INPUT, InputError
 from .evaluate import Options, run_eval
 from .measures import DEFAULTS, REGISTRY, trec
+from .parallel import default_jobs
 from .report import trec as trec_report
 
 
@@ -29,6 +30,9 @@ def input_options(fn):
     fn = click.option("--corpus-size", type=click.IntRange(min=1), metavar="N",
                       help="Corpus size n for unretrieved items (default: distinct items "
                            "in all runs and qrels of the query).")(fn)
+    fn = click.option("-j", "--jobs", type=click.IntRange(min=1), default=default_jobs(),
+                      show_default=True,
+                      help="Worker processes for per-run work (baseline metrics).")(fn)
     fn = click.option("-l", "--level", type=float, metavar="L",
                       help="Relevance level: grade >= L is relevant (default: grade > 0).")(fn)
     return fn
@@ -65,7 +69,7 @@ def cli() -> None:
 @input_options
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool,
                  no_summary: bool, precision: int, level: float | None,
-                 corpus_size: int | None, dedup: bool) -> None:
+                 corpus_size: int | None, dedup: bool, jobs: int) -> None:
     """Evaluate RUN files against QRELS: RPP matrices and win rates for every pair of runs,
     and per-run baselines (pytrec_eval). Files may be gzipped; '-' reads stdin.
 
@@ -76,7 +80,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
     """
     notes: list[str] = []
     ctx = run_eval(qrels, list(runs), list(measures) or None,
-                   Options(level, corpus_size, dedup), per_query, notes)
+                   Options(level, corpus_size, dedup, jobs), per_query, notes)
     _notes(notes)
     trec_report.write(ctx.results, sys.stdout, precision, summary=not no_summary)
 

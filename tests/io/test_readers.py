@@ -4,7 +4,10 @@ from __future__ import annotations
 import gzip
 import re
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rpp_cli.io.runs import name_runs, read_run
 
@@ -154,3 +157,40 @@ def test_fixture_collection_reads_cleanly():
     res = rpp("eval", "-m", "rpp", DEMO / "qrels", *sorted((DEMO / "runs").iterdir()))
     assert res.code == 0
     assert "monot5: 1 query not in the qrels, ignored" in res.err
+
+
+DOCNO = st.text(alphabet="abcXYZ019-_.é", min_size=1, max_size=30)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["1", "10", "2", "q7"]), DOCNO,
+                          st.floats(-1e6, 1e6, allow_nan=False)), min_size=1, max_size=40),
+       st.booleans(), st.sampled_from([" ", "\t"]))
+def test_arrow_and_numpy_readers_agree(tmp_path, rows, with_tag, sep):
+    """The fast reader (pyarrow, regular files) and the general one (numpy) see the same run."""
+    from rpp_cli.io.runs import _read_any, _read_regular
+
+    lines = [sep.join([q, "Q0", d, str(i + 1), repr(s)] + (["tag"] if with_tag else []))
+             for i, (q, d, s) in enumerate(rows)]
+    raw = ("\n".join(lines) + "\n").encode()
+    fast, slow = _read_regular("f", raw), _read_any("f", raw)
+    assert fast is not None
+    for run in (fast, slow):
+        assert [run.qid_values[c] for c in run.qid_codes] == [q for q, _, _ in rows]
+        assert run.docno.texts() == [d for _, d, _ in rows]
+        assert run.score.tolist() == [s for _, _, s in rows]
+        assert run.tag == ("tag" if with_tag else None)
+    assert np.array_equal(fast.docno.hashes(), slow.docno.hashes())
+    assert np.array_equal(fast.line, slow.line)
+    order = np.arange(len(rows))
+    assert np.array_equal(fast.docno.order(order), slow.docno.order(order))
+    want = np.argsort(np.array([d.encode() for _, d, _ in rows], dtype=object), kind="stable")
+    assert np.array_equal(np.argsort(fast.docno.order(order), kind="stable"), want)
+
+
+def test_irregular_files_take_the_general_reader():
+    from rpp_cli.io.runs import _read_regular
+
+    for raw in (b"# c\nq Q0 d 1 1 t\n", b"q Q0 d 1 1 t\n\nq Q0 e 2 0 t\n", b"q  Q0 d 1 1 t\n",
+                b" q Q0 d 1 1\n", b"q Q0 d 1 x t\n"):
+        assert _read_regular("f", raw) is None
