@@ -9,7 +9,6 @@ m(a) - m(b). Unordered run pairs are indexed like ``np.triu_indices(R, 1)``.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from .errors import InputError
 from .evaluate import Options, load, measure
@@ -42,6 +41,9 @@ def ttest(x: np.ndarray) -> np.ndarray:
     Equals scipy.stats.ttest_1samp (ttest_rel for metric differences); a column with no
     variance gets p = 1 when it is all zero and p = 0 otherwise.
     """
+    from scipy.special import stdtr  # Student's t CDF (what scipy.stats.t uses); lazily,
+    # as scipy costs every other command its import time
+
     n = len(x)
     if n < 2:
         raise InputError(f"the t-test needs at least 2 queries (got {n})")
@@ -49,7 +51,7 @@ def ttest(x: np.ndarray) -> np.ndarray:
     sd = x.std(axis=0, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / (sd / np.sqrt(n))
-    p = 2.0 * scipy_stats.t.sf(np.abs(t), n - 1)
+    p = 2.0 * stdtr(n - 1, -np.abs(t))
     return np.where(sd == 0, np.where(mean == 0, 1.0, 0.0), p)
 
 
