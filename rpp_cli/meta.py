@@ -272,6 +272,8 @@ def plan_meta(qrels_path: str, run_paths: list[str], measure_names: list[str] | 
     if len(coll.qids) < 2 and {"power", "predictive"} & set(opts.analyses):
         raise InputError("discriminative and predictive power need at least 2 queries")
     meta = Meta(measure(coll, measures, False, notes), measures, opts, notes)
+    if not meta.subjects:
+        raise InputError("no measure with per-query values to study")
     if "robustness" in opts.analyses:
         meta.query_counts()  # bad grid values fail before any work
     return meta

@@ -197,3 +197,9 @@ def test_meta_bad_usage(args, message):
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.splitlines()[-1] == "rpp: " + message
     assert len([x for x in res.stderr.splitlines() if not x.startswith("rpp: note:")]) == 1
+
+
+def test_meta_without_per_query_values():
+    res = rpp("meta", QRELS, *RUNS, "-m", "gm_map")
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.splitlines() == ["rpp: no measure with per-query values to study"]
