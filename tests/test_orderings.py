@@ -111,17 +111,19 @@ def test_no_input_order_bias(seed, n_q, n_runs, coarse, method, data):
     assert ranking(tensor, names, method) == ranking(shuffled, [names[i] for i in perm], method)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1), st.integers(1, 6), st.integers(2, 7), st.booleans(),
        st.sampled_from(ORDERINGS), st.data())
 def test_strictly_better_run_is_first(seed, n_q, n_runs, coarse, method, data):
-    """Borda and MC4 put first a run preferred to every other on every query, by any
-    margin; the mean win rate weighs margins, so there the run wins outright (RPP = 1)."""
+    """A run that beats every other outright on every query (RPP = 1: it places every
+    relevant item higher) is first. Any smaller margin is not enough, for any of the three,
+    because the per-query orderings come from win rates, which weigh margins: a run that
+    wins by 0.1 can have a lower win rate than one that loses to it but crushes the rest."""
     tensor = random_tensor(seed, n_q, n_runs, coarse)
     best = data.draw(st.integers(0, n_runs - 1))
-    margin = 1.0 if method == "win" else data.draw(st.floats(0.01, 1))
+    margin = 1.0
     others = [r for r in range(n_runs) if r != best]
-    tensor[:, best, others] = margin  # preferred to every other run on every query
+    tensor[:, best, others] = margin
     tensor[:, others, best] = -margin
     # the name that sorts last, so a name tie-break could not put it first
     names = [f"a{i}" for i in range(n_runs)]
@@ -145,3 +147,16 @@ def test_add_orderings_rows():
     assert [rows[("asl_rank", n)] for n in NAMES] == [1, 3, 2]  # lower is better
     assert {m for m, _ in rows} == {"rpp_win_rank", "rpp_borda", "rpp_borda_rank", "rpp_mc4",
                                     "rpp_mc4_rank", "map_rank", "asl_rank"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 6), st.integers(3, 7),
+       st.sampled_from(["borda", "mc4"]), st.data())
+def test_top_of_every_query_is_first(seed, n_q, n_runs, method, data):
+    """Borda and MC4 put first the run that tops every per-query ordering (by any margin)."""
+    scores = np.random.default_rng(seed).uniform(size=(n_q, n_runs))
+    best = data.draw(st.integers(0, n_runs - 1))
+    scores[:, best] = scores.max(axis=1) + data.draw(st.floats(1e-3, 1))
+    names = [f"a{i}" for i in range(n_runs)]
+    names[best] = "zz"
+    assert ranking(from_scores(scores.tolist()), names, method)[0] == "zz"
