@@ -129,8 +129,8 @@ def view_option(fn):
               help="Measure to test; repeatable (default: as rpp eval).")
 @click.option("--test", type=click.Choice(TESTS), default="randomization", show_default=True,
               help="Paired t-test, paired randomization (sign flips) or randomized Tukey HSD.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.05, show_default=True, help="Level for the '*' of --view human.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Level for the '*' of --view human.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="none",
               show_default=True,
               help="Adjust p-values over the run pairs of each measure.")
@@ -154,6 +154,8 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
       rpp                   \tall\trunA\trunB\t0.0953
       rpp_p                 \tall\trunA\trunB\t0.0021
     """
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha must be in (0, 1) (got {alpha:g})")
     notes: list[str] = []
     results = run_compare(qrels, list(runs), list(measures) or None,
                           Options(level, corpus_size, dedup), test, correction, permutations,

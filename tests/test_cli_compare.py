@@ -132,6 +132,7 @@ def test_compare_human_view():
     (("--test", "hsd", "--correction", "holm"), "rpp: --test hsd already controls the error "
                                                 "over all pairs; use --correction none"),
     (("-m", "nosuch"), "rpp: unknown measure 'nosuch' (rpp measures lists them all)"),
+    (("--alpha", "0"), "rpp: --alpha must be in (0, 1) (got 0)"),
 ])
 def test_compare_bad_usage(args, message):
     res = rpp("compare", QRELS, *RUNS, *args)
