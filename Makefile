@@ -30,3 +30,6 @@ fixtures: | $(BIN)/python
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py

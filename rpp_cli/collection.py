@@ -13,7 +13,7 @@ import numpy as np
 from .errors import InputError
 from .io.qrels import Qrels, is_relevant
 from .io.runs import Run
-from .io.text import decode
+from .io.text import Strings
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # A position key is segment * _SEG + rank; unretrieved members get _UNRET, above any rank.
@@ -114,8 +114,9 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
     """f_i(P) for every run and member slot (SPEC §2): (R, L) int64.
 
     Retrieved members take their ranks in increasing order; the i-th member when the run
-    missed it sits at n - m_P + i. Without ``corpus_size`` n is taken as a huge number, which
-    leaves every RPP sign unchanged (a retrieved item always beats an unretrieved one).
+    missed it sits at n - m_P + i. With a small n a missed item can tie with or beat an item
+    another run retrieved deep down (a run of depth 1 puts its missed items at n); without
+    ``corpus_size`` n is taken as infinite, as the paper's reference code does.
     """
     r = ranks[:, pops.member_item]
     key = np.where(r > 0, r, _UNRET) + pops.member_seg * _SEG
@@ -144,32 +145,34 @@ def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float 
         item_docno += [d for d, _ in rel]
         item_grade += [g for _, g in rel]
     item_query_a = np.array(item_query, dtype=np.int64)
-    item_keys = _mix(item_query_a, _hash_texts(item_docno))
+    items = Strings.from_texts(item_docno)
+    item_keys = _mix(item_query_a, items.hashes())
     item_order = np.argsort(item_keys, kind="stable")
-    qid_hash = _hash_texts(qids)
-    qid_order = np.argsort(qid_hash, kind="stable")
-    judged = set(qrels.judgments)
+    qpos = {q: i for i, q in enumerate(qids)}
 
     ranks = np.zeros((len(runs), len(item_docno)), dtype=np.int64)
     run_rows = []
     for r, (run, name) in enumerate(zip(runs, run_names)):
-        qidx = _match(run.qid.hashes(), run.qid.strings, qid_hash, qid_order,
-                      np.array([q.encode("utf-8", "surrogateescape") for q in qids]))
+        to_query = np.array([qpos.get(q, -1) for q in run.qid_values], dtype=np.int64)
+        qidx = to_query[run.qid_codes]
         if not (qidx >= 0).any():
             raise InputError("shares no query with the qrels " + f"({qrels.path})", path=run.path)
-        _note_unjudged(run, name, qidx, judged, notes)
+        unjudged = [q for q in run.qid_values if q not in qrels.judgments]
+        if unjudged:
+            notes.append(f"{name}: {_count(len(unjudged), 'query', 'queries')} not in the qrels, "
+                         "ignored")
         rows = np.flatnonzero(qidx >= 0)
         rows = _resolve_duplicates(run, rows, qidx, dedup, notes)
         order, rank = _rank(run, rows, qidx[rows])
         rows = rows[order]
         run_rows.append(RunRows(qidx[rows], rows, rank))
-        docno_hash = run.docno.hashes()[rows]
-        item = _match(_mix(qidx[rows], docno_hash), run.docno.strings[rows], item_keys,
-                      item_order, np.array([d.encode("utf-8", "surrogateescape")
-                                            for d in item_docno]))
+        item = _match(_mix(qidx[rows], run.docno.hashes()[rows]), run.docno, rows,
+                      item_keys, item_order, items)
         hit = item >= 0
         ranks[r, item[hit]] = rank[hit]
-        missing = sorted(set(range(len(qids))) - set(np.unique(qidx[rows]).tolist()))
+        present = np.zeros(len(qids), dtype=bool)
+        present[qidx[rows]] = True
+        missing = np.flatnonzero(~present).tolist()
         if missing:
             shown = ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
             notes.append(f"{name}: {_count(len(missing), 'judged query', 'judged queries')} "
@@ -189,99 +192,67 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def _hash_texts(texts: list[str]) -> np.ndarray:
-    """FNV-1a hashes of Python strings (same values as Field.hashes on their bytes)."""
-    from .io.text import Field
-
-    raw = [t.encode("utf-8", "surrogateescape") for t in texts]
-    width = max((len(b) for b in raw), default=0)
-    buf = np.zeros((len(raw), width), dtype=np.uint8)
-    lens = np.array([len(b) for b in raw], dtype=np.int64)
-    if width:
-        buf[:] = np.frombuffer(b"".join(b.ljust(width, b"\0") for b in raw),
-                               dtype=np.uint8).reshape(len(raw), width)
-    return Field(buf, lens).hashes()
-
-
-def _match(keys: np.ndarray, strings: np.ndarray, table_keys: np.ndarray,
-           table_order: np.ndarray, table_strings: np.ndarray) -> np.ndarray:
+def _match(keys: np.ndarray, strings: Strings, rows: np.ndarray, table_keys: np.ndarray,
+           table_order: np.ndarray, table: Strings) -> np.ndarray:
     """Index into the table of each key whose string is equal, else -1 (exact, hash-assisted)."""
-    sorted_keys = table_keys[table_order]
-    pos = np.minimum(np.searchsorted(sorted_keys, keys), max(len(sorted_keys) - 1, 0))
     out = np.full(len(keys), -1, dtype=np.int64)
-    if len(sorted_keys) == 0:
+    if len(table_keys) == 0:
         return out
+    sorted_keys = table_keys[table_order]
+    pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
     idx = table_order[pos]
-    hit = sorted_keys[pos] == keys
-    hit[hit] = table_strings[idx[hit]] == strings[hit]
+    hit = np.flatnonzero(sorted_keys[pos] == keys)
+    hit = hit[strings.equal(rows[hit], table, idx[hit])]
     out[hit] = idx[hit]
     return out
-
-
-def _note_unjudged(run: Run, name: str, qidx: np.ndarray, judged: set[str],
-                   notes: list[str]) -> None:
-    """Count the run's queries that the qrels do not judge (SPEC §1: ignored, with a note)."""
-    other = np.flatnonzero(qidx < 0)
-    if len(other) == 0:
-        return
-    qids = decode(run.qid.strings[other[_first_of_each(run.qid.hashes()[other])]])
-    unjudged = [q for q in qids if q not in judged]
-    if unjudged:
-        notes.append(f"{name}: {_count(len(unjudged), 'query', 'queries')} not in the qrels, "
-                     "ignored")
-
-
-def _first_of_each(keys: np.ndarray) -> np.ndarray:
-    """Index of the first occurrence of each distinct key (sort based; np.unique is slow)."""
-    order = np.argsort(keys, kind="stable")
-    k = keys[order]
-    return order[np.concatenate(([True], k[1:] != k[:-1]))]
 
 
 def _resolve_duplicates(run: Run, rows: np.ndarray, qidx: np.ndarray, dedup: bool,
                         notes: list[str]) -> np.ndarray:
     """Rows with a docno repeated within a query: an error, or keep the best-scored copy."""
     keys = _mix(qidx[rows], run.docno.hashes()[rows])
-    order = np.lexsort((-run.score[rows], keys))
+    order = np.argsort(keys)
     k = keys[order]
-    same = k[1:] == k[:-1]
-    if not same.any():
+    if not (k[1:] == k[:-1]).any():
         return rows
-    cand = np.flatnonzero(same) + 1
-    strings = run.docno.strings
+    order = np.lexsort((-run.score[rows], keys))  # copies adjacent, best-scored first
+    k = keys[order]
+    cand = np.flatnonzero(k[1:] == k[:-1]) + 1
     a, b = rows[order[cand]], rows[order[cand - 1]]
-    real = (strings[a] == strings[b]) & (qidx[a] == qidx[b])
+    real = run.docno.equal(a, run.docno, b) & (qidx[a] == qidx[b])
     if not real.any():
         return rows
-    dup_rows, kept_rows = a[real], b[real]
+    a, b = a[real], b[real]
     if not dedup:
-        i = int(np.argmin(np.maximum(run.line[dup_rows], run.line[kept_rows])))
-        late, early = sorted((int(run.line[dup_rows[i]]), int(run.line[kept_rows[i]])))[::-1]
-        doc = strings[dup_rows[i]].decode("utf-8", "replace")
-        qid = run.qid.strings[dup_rows[i]].decode("utf-8", "replace")
+        i = int(np.argmin(np.maximum(run.line[a], run.line[b])))
+        early, late = sorted((int(run.line[a[i]]), int(run.line[b[i]])))
+        doc = run.docno.texts(a[i:i + 1])[0]
+        qid = run.qid_values[run.qid_codes[a[i]]]
         raise InputError(f"docno '{doc}' repeated in query {qid} (first at line {early}); "
                          "use --dedup to keep the best-scored copy", run.path, late)
-    notes.append(f"{run.path}: {_count(len(dup_rows), 'repeated docno', 'repeated docnos')} dropped, "
+    notes.append(f"{run.path}: {_count(len(a), 'repeated docno', 'repeated docnos')} dropped, "
                  "kept the best-scored copy of each")
     drop = np.zeros(len(run.score), dtype=bool)
-    drop[dup_rows] = True
+    drop[a] = True
     return rows[~drop[rows]]
 
 
 def _rank(run: Run, rows: np.ndarray, qidx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Order rows by query, score desc, docno desc (SPEC §2); returns order and 1-based ranks."""
     score = run.score[rows]
-    order = np.lexsort((-score, qidx))
+    order = np.argsort(qidx, kind="stable")  # runs are written query by query: near O(n)
     q, s = qidx[order], score[order]
-    tied = np.zeros(len(order), dtype=bool)
+    same_q = q[1:] == q[:-1]
+    if (same_q & (s[1:] > s[:-1])).any():  # not already best-first within each query
+        order = np.lexsort((-score, qidx))
+        q, s = qidx[order], score[order]
     eq = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
-    tied[1:] |= eq
-    tied[:-1] |= eq
-    if tied.any():  # break score ties by docno, descending bytes (trec_eval's rule)
-        tie_rows = rows[order[tied]]
-        _, code = np.unique(run.docno.strings[tie_rows], return_inverse=True)
+    if eq.any():  # break score ties by docno, descending bytes (trec_eval's rule)
+        tied = np.zeros(len(order), dtype=bool)
+        tied[1:] |= eq
+        tied[:-1] |= eq
         tiebreak = np.zeros(len(order), dtype=np.int64)
-        tiebreak[tied] = -code.ravel()
+        tiebreak[tied] = -run.docno.order(rows[order[tied]])
         order = order[np.lexsort((tiebreak, -s, q))]
         q = qidx[order]
     starts = np.flatnonzero(np.concatenate(([True], q[1:] != q[:-1])))
@@ -290,7 +261,12 @@ def _rank(run: Run, rows: np.ndarray, qidx: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def _union_sizes(coll: Collection, fixed: bool = True) -> np.ndarray:
-    """Distinct items per query over all runs and all judged items (or the fixed size)."""
+    """Distinct items per query over all runs and all judged items (or the fixed size).
+
+    Items are told apart by a hash whose low bits are replaced by the query index, so one
+    plain sort of uint64 keys counts them (two docnos of one query would need equal 64 - b
+    bit hashes to merge, b = bits of the query count: below 1e-9 per query at TREC scale).
+    """
     nq = len(coll.qids)
     if fixed and coll.fixed_corpus_size is not None:
         return np.full(nq, coll.fixed_corpus_size, dtype=np.int64)
@@ -301,14 +277,11 @@ def _union_sizes(coll: Collection, fixed: bool = True) -> np.ndarray:
             if qid in qpos:
                 jq += [qpos[qid]] * len(docs)
                 jd += list(docs)
-    qparts = [np.array(jq, dtype=np.int64)]
-    hparts = [_hash_texts(jd)]
+    bits = np.uint64(max(1, int(nq).bit_length()))
+    low = (np.uint64(1) << bits) - np.uint64(1)
+    parts = [(Strings.from_texts(jd).hashes() & ~low) | np.array(jq, dtype=np.uint64)]
     for run, rr in zip(coll.runs, coll.run_rows):
-        qparts.append(rr.qidx)
-        hparts.append(run.docno.hashes()[rr.rows])
-    q = np.concatenate(qparts)
-    keys = _mix(q, np.concatenate(hparts))
-    order = np.argsort(keys)
-    k, qo = keys[order], q[order]
-    new = np.concatenate(([True], (k[1:] != k[:-1]) | (qo[1:] != qo[:-1])))
-    return np.bincount(qo[new], minlength=nq).astype(np.int64)
+        parts.append((run.docno.hashes()[rr.rows] & ~low) | rr.qidx.astype(np.uint64))
+    keys = np.sort(np.concatenate(parts))
+    new = np.concatenate(([True], keys[1:] != keys[:-1]))
+    return np.bincount((keys[new] & low).astype(np.int64), minlength=nq).astype(np.int64)

@@ -20,6 +20,7 @@ class Context:
     collection: Collection
     results: Results
     per_query: bool = False
+    jobs: int = 1  # worker processes for per-run work (pytrec_eval)
     tensors: dict[str, np.ndarray] = field(default_factory=dict)  # preference: (Q, R, R)
     metrics: dict[str, np.ndarray] = field(default_factory=dict)  # metric: (Q, R)
 
@@ -31,6 +32,7 @@ class Options:
     level: float | None = None
     corpus_size: int | None = None
     dedup: bool = False
+    jobs: int = 1
 
 
 def load(qrels_path: str, run_paths: list[str], options: Options,
@@ -40,6 +42,8 @@ def load(qrels_path: str, run_paths: list[str], options: Options,
         raise InputError(f"relevance level must be > 0 (got {options.level:g})")
     if options.corpus_size is not None and options.corpus_size < 1:
         raise InputError(f"--corpus-size must be positive (got {options.corpus_size})")
+    if [qrels_path, *run_paths].count("-") > 1:
+        raise InputError("standard input can be read only once", path="-")
     qrels = read_qrels(qrels_path)
     runs = [read_run(p) for p in run_paths]
     names, name_notes = name_runs(runs)
@@ -49,13 +53,13 @@ def load(qrels_path: str, run_paths: list[str], options: Options,
 
 
 def measure(coll: Collection, measures: list[Measure], per_query: bool,
-            notes: list[str]) -> Context:
+            notes: list[str], jobs: int = 1) -> Context:
     """Compute ``measures`` on ``coll``, family by family, into one Context."""
     if len(coll.run_names) < 2 and any(m.kind == PREFERENCE for m in measures):
         notes.append("preferences need two runs: only per-run measures computed")
         measures = [m for m in measures if m.kind != PREFERENCE]
     outputs = [name for m in measures for name in m.outputs]  # fixes the output order
-    ctx = Context(coll, Results(coll.qids, coll.run_names, outputs), per_query)
+    ctx = Context(coll, Results(coll.qids, coll.run_names, outputs), per_query, jobs)
     by_family: dict[str, list[Measure]] = {}
     for m in measures:
         by_family.setdefault(m.family, []).append(m)
@@ -69,4 +73,10 @@ def run_eval(qrels_path: str, run_paths: list[str], measure_names: list[str] | N
     """``rpp eval``: every selected measure for every run (and pair of runs)."""
     measures = resolve(measure_names)
     coll = load(qrels_path, run_paths, options, notes)
-    return measure(coll, measures, per_query, notes)
+    return measure(coll, measures, per_query, notes, options.jobs)
+
+
+def lower_is_better(measure_names: list[str] | tuple[str, ...] | None) -> set[str]:
+    """Output names of the measures (``-m`` values) for which lower is better (e.g. asl)."""
+    return {out for m in resolve(list(measure_names) or None) for out in m.outputs
+            if not m.higher_is_better}

@@ -36,7 +36,7 @@ def read_qrels(path: str) -> Qrels:
     table = read_table(path, (4,), QRELS_FORMAT)
     grades = table.numbers(3, "grade")
     judgments: dict[str, dict[str, float]] = {}
-    for qid, docno, grade in zip(table.field(0).text(), table.field(2).text(), grades.tolist()):
+    for qid, docno, grade in zip(table.texts(0), table.texts(2), grades.tolist()):
         docs = judgments.setdefault(qid, {})
         if grade > docs.get(docno, -float("inf")):
             docs[docno] = grade

@@ -1,4 +1,9 @@
-"""Run files (SPEC §1): ``qid Q0 docno rank score [tag]``; the ranking comes from the score."""
+"""Run files (SPEC §1): ``qid Q0 docno rank score [tag]``; the ranking comes from the score.
+
+Regular files (one separator character, no comments, no blank lines: what systems write) are
+parsed by pyarrow's multi-threaded CSV reader; anything else, and every file with an error,
+goes through the numpy tokenizer, which names the offending line.
+"""
 from __future__ import annotations
 
 import os
@@ -8,19 +13,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from .text import Field, read_table
+from .text import Strings, read_bytes, read_table
 
 RUN_FORMAT = "run: qid Q0 docno rank score [tag]"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Run:
     """One system's retrieved lists, as columns in file order."""
 
     path: str
     tag: str | None  # the tag of the first line, if it has one
-    qid: Field
-    docno: Field
+    qid_codes: np.ndarray  # (rows,) index into qid_values
+    qid_values: list[str]  # distinct qids of the file
+    docno: Strings
     score: np.ndarray
     line: np.ndarray  # 1-based line number of each row
 
@@ -30,12 +36,73 @@ class Run:
 
 def read_run(path: str) -> Run:
     """Read one run file (plain, gzip or ``-``); malformed lines raise InputError."""
-    table = read_table(path, (5, 6), RUN_FORMAT)
+    raw = read_bytes(path)
+    return _read_regular(path, raw) or _read_any(path, raw)
+
+
+def _read_any(path: str, raw: bytes) -> Run:
+    """The numpy tokenizer: any whitespace, comments, blank lines; precise errors."""
+    table = read_table(path, (5, 6), RUN_FORMAT, raw)
     score = table.numbers(4, "score")
-    tag = None
-    if table.nfields[0] == 6:
-        tag = table.field(5, np.array([0])).text()[0]
-    return Run(path, tag, table.field(0), table.field(2), score, table.line)
+    tag = table.strings(5, np.array([0])).texts()[0] if table.nfields[0] == 6 else None
+    qids = table.strings(0)
+    codes, values = _codes(qids)
+    return Run(path, tag, codes, values, table.strings(2), score, table.line)
+
+
+def _codes(strings: Strings) -> tuple[np.ndarray, list[str]]:
+    """Integer codes of a (low-cardinality) string column and its distinct values."""
+    h = strings.hashes()
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    first = order[np.concatenate(([True], hs[1:] != hs[:-1]))]  # ascending by hash
+    codes = np.searchsorted(h[first], h)
+    if not strings.equal(np.arange(len(h)), strings, first[codes]).all():
+        raise InputError("two different query ids share a 64-bit hash; please report this")
+    return codes, strings.texts(first)
+
+
+def _read_regular(path: str, raw: bytes) -> Run | None:
+    """pyarrow's CSV reader for the common, regular layout; None when the file is not that."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    end = raw.find(b"\n")
+    first = raw[:end if end >= 0 else len(raw)].rstrip(b"\r")
+    sep = b"\t" if b"\t" in first else b" "
+    n_fields = len(first.split(sep))
+    if (n_fields not in (5, 6) or len(first.split()) != n_fields or raw[:1] in (b"#", b"\n")
+            or b"\n#" in raw or b"\n\n" in raw or b"\n\r\n" in raw):
+        return None
+    names = ["qid", "q0", "docno", "rank", "score", "tag"][:n_fields]
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(raw),
+            read_options=pcsv.ReadOptions(column_names=names),
+            parse_options=pcsv.ParseOptions(delimiter=sep.decode(), quote_char=False),
+            convert_options=pcsv.ConvertOptions(
+                column_types={"qid": pa.string(), "docno": pa.string(), "score": pa.float64(),
+                              "tag": pa.string()},
+                include_columns=[n for n in ("qid", "docno", "score", "tag") if n in names]))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+        return None
+    score = table["score"].to_numpy()
+    if table["qid"].null_count or table["docno"].null_count or not np.isfinite(score).all():
+        return None
+    if any(pc.min(pc.binary_length(table[c])).as_py() == 0 for c in ("qid", "docno")):
+        return None  # a leading or doubled separator shifted the fields
+    qid = pc.dictionary_encode(table["qid"]).combine_chunks()
+    docno = table["docno"].combine_chunks()
+    offsets = np.frombuffer(docno.buffers()[1], dtype=np.int32)[docno.offset:
+                                                                docno.offset + len(docno) + 1]
+    data = np.frombuffer(docno.buffers()[2], dtype=np.uint8)
+    strings = Strings.gather(data, offsets[:-1].astype(np.int64),
+                             np.diff(offsets).astype(np.int64))
+    strings.arrow = docno
+    tag = table["tag"][0].as_py() if "tag" in names else None
+    return Run(path, tag, np.asarray(qid.indices).astype(np.int64), qid.dictionary.to_pylist(),
+               strings, score, np.arange(1, len(score) + 1))
 
 
 def name_runs(runs: list[Run]) -> tuple[list[str], list[str]]:

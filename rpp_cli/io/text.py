@@ -18,20 +18,13 @@ from ..errors import InputError
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _STDIN = "-"
-_stdin_used = False
 
-# FNV-1a, 64 bit: the hash of every token, to compare and join strings as integers.
-_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
 
 
 def read_bytes(path: str) -> bytes:
     """The whole content of ``path`` (``-`` = stdin), gunzipped when it starts with gzip magic."""
-    global _stdin_used
     if path == _STDIN:
-        if _stdin_used:
-            raise InputError("standard input can be read only once", path="-")
-        _stdin_used = True
         data = sys.stdin.buffer.read()
     else:
         if os.path.isdir(path):
@@ -51,33 +44,89 @@ def read_bytes(path: str) -> bytes:
     return data
 
 
-@dataclass(frozen=True)
-class Field:
-    """One column of a table: the bytes of each row's token as a fixed-width numpy array."""
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+_MIX = np.uint64(0x9E3779B97F4A7C15)
 
-    buf: np.ndarray  # (rows, width) uint8, zero-padded
-    lens: np.ndarray  # (rows,) token lengths
 
-    @property
-    def strings(self) -> np.ndarray:
-        """The tokens as a numpy ``S`` array (compares and sorts bytewise, like strcmp)."""
-        if self.buf.shape[1] == 0:
-            return np.zeros(len(self.lens), dtype="S1")
-        return np.ascontiguousarray(self.buf).view(f"S{self.buf.shape[1]}").ravel()
+class Strings:
+    """A column of byte strings as zero-padded little-endian uint64 words.
+
+    Equal strings have equal (length, words); comparing the byte-swapped words column by
+    column is strcmp order; a 64-bit hash of the words joins columns as integers. All of it
+    is vectorised: no Python object per string.
+    """
+
+    def __init__(self, words: np.ndarray, lens: np.ndarray, arrow=None) -> None:
+        self.words = words  # (n, W) uint64
+        self.lens = lens  # (n,) int64
+        self.arrow = arrow  # the pyarrow StringArray read, if any: the fastest way to Python str
+        self._hashes: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.lens)
+
+    @classmethod
+    def gather(cls, data: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> "Strings":
+        """The strings ``data[starts[i]:starts[i] + lens[i]]`` of a uint8 buffer."""
+        n_words = int((lens.max() + 7) // 8) if len(lens) else 0
+        padded = np.zeros(((len(data) + 23) // 8) * 8, dtype=np.uint8)
+        padded[:len(data)] = data
+        view = padded.view("<u8")
+        words = np.empty((len(lens), n_words), dtype=np.uint64)
+        for w in range(n_words):  # loop over 8-byte columns, not strings
+            pos = np.minimum(starts + 8 * w, len(data))  # beyond a string: masked to 0 below
+            cell, shift = pos >> 3, ((pos & 7) * 8).astype(np.uint64)
+            lo, hi = view[cell], view[cell + 1]
+            word = np.where(shift == 0, lo, (lo >> shift) | (hi << (np.uint64(64) - shift)))
+            words[:, w] = word & _MASKS[np.clip(lens - 8 * w, 0, 8)]
+        return cls(words, lens.astype(np.int64))
+
+    @classmethod
+    def from_texts(cls, texts: list[str]) -> "Strings":
+        """From Python strings (UTF-8 bytes, as in the files)."""
+        raw = [t.encode("utf-8", "surrogateescape") for t in texts]
+        lens = np.array([len(b) for b in raw], dtype=np.int64)
+        starts = np.concatenate(([0], np.cumsum(lens)[:-1])) if len(raw) else lens
+        return cls.gather(np.frombuffer(b"".join(raw), dtype=np.uint8), starts, lens)
+
+    def take(self, rows: np.ndarray) -> "Strings":
+        return Strings(self.words[rows], self.lens[rows])
 
     def hashes(self) -> np.ndarray:
-        """A 64-bit FNV-1a hash of each token (equal tokens, equal hashes)."""
-        h = np.full(len(self.lens), _FNV_OFFSET, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            for j in range(self.buf.shape[1]):  # loop over character columns, not rows
-                live = self.lens > j
-                mixed = (h ^ self.buf[:, j].astype(np.uint64)) * _FNV_PRIME
-                h = np.where(live, mixed, h)
-        return h
+        """A 64-bit hash of each string (equal strings, equal hashes); computed once."""
+        if self._hashes is None:
+            h = self.lens.astype(np.uint64) * _MIX
+            with np.errstate(over="ignore"):
+                for w in range(self.words.shape[1]):
+                    h = (h ^ self.words[:, w]) * _FNV_PRIME
+                    h ^= h >> np.uint64(29)
+            self._hashes = h
+        return self._hashes
 
-    def text(self) -> list[str]:
-        """The tokens as Python strings (only for APIs that need them, e.g. pytrec_eval)."""
-        return decode(self.strings)
+    def equal(self, rows: np.ndarray, other: "Strings", other_rows: np.ndarray) -> np.ndarray:
+        """Exact equality of ``self[rows]`` and ``other[other_rows]``, element-wise."""
+        same = self.lens[rows] == other.lens[other_rows]
+        for w in range(min(self.words.shape[1], other.words.shape[1])):
+            same &= self.words[rows, w] == other.words[other_rows, w]
+        return same
+
+    def order(self, rows: np.ndarray) -> np.ndarray:
+        """Rank (0-based) of each of ``self[rows]`` in byte order (strcmp)."""
+        keys = [self.words[rows, w].byteswap() for w in range(self.words.shape[1])][::-1]
+        order = np.lexsort(keys) if keys else np.arange(len(rows))
+        rank = np.empty(len(rows), dtype=np.int64)
+        rank[order] = np.arange(len(rows))
+        return rank
+
+    def texts(self, rows: np.ndarray | None = None) -> list[str]:
+        """The strings as Python strings (only for APIs that need them, e.g. pytrec_eval)."""
+        if self.arrow is not None:
+            return (self.arrow if rows is None else self.arrow.take(rows)).to_pylist()
+        words = self.words if rows is None else self.words[rows]
+        if words.shape[1] == 0:
+            return [""] * len(words)
+        raw = np.ascontiguousarray(words).view(f"S{8 * words.shape[1]}").ravel()
+        return decode(raw)
 
 
 def decode(strings: np.ndarray) -> list[str]:
@@ -104,20 +153,25 @@ class Table:
     def __len__(self) -> int:
         return len(self.line)
 
-    def field(self, k: int, rows: np.ndarray | None = None) -> Field:
+    def strings(self, k: int, rows: np.ndarray | None = None) -> Strings:
         """Column ``k`` (0-based) of every row (or of ``rows``); rows must have > k fields."""
         tok = self._first + k if rows is None else self._first[rows] + k
         starts = self._starts[tok]
-        lens = self._ends[tok] - starts
-        width = int(lens.max()) if len(lens) else 0
-        cols = np.arange(width)
-        idx = np.minimum(starts[:, None] + cols, len(self._data) - 1)
-        buf = np.where(cols < lens[:, None], self._data[idx], 0).astype(np.uint8)
-        return Field(buf, lens)
+        return Strings.gather(self._data, starts, self._ends[tok] - starts)
+
+    def texts(self, k: int) -> list[str]:
+        """Column ``k`` as Python strings."""
+        return self.strings(k).texts()
 
     def numbers(self, k: int, what: str) -> np.ndarray:
         """Column ``k`` as finite float64; the first bad value is an :class:`InputError`."""
-        strings = self.field(k).strings
+        tok = self._first + k
+        lens = self._ends[tok] - self._starts[tok]
+        width = max(int(lens.max()), 1)
+        cols = np.arange(width)
+        idx = np.minimum(self._starts[tok][:, None] + cols, len(self._data) - 1)
+        buf = np.where(cols < lens[:, None], self._data[idx], 0).astype(np.uint8)
+        strings = buf.view(f"S{width}").ravel()
         try:
             values = strings.astype(np.float64)
         except ValueError:
@@ -142,14 +196,14 @@ def _is_float(token: bytes) -> bool:
 
 
 def read_table(path: str, allowed_fields: tuple[int, ...], kind: str,
-               more_fields_ok: bool = False) -> Table:
+               raw: bytes | None = None, more_fields_ok: bool = False) -> Table:
     """Read and split ``path``; every data line must have a field count in ``allowed_fields``
     (or, with ``more_fields_ok``, at least the largest of them: trec_eval ignores extra fields).
 
     Blank lines and lines whose first token starts with ``#`` are skipped. An empty file, a
     binary file and a line with the wrong number of fields are :class:`InputError`.
     """
-    raw = read_bytes(path)
+    raw = read_bytes(path) if raw is None else raw
     data = np.frombuffer(raw, dtype=np.uint8)
     newlines = np.flatnonzero(data == 10)
     control = (data < 32) & ((data < 9) | (data > 13))
@@ -159,6 +213,8 @@ def read_table(path: str, allowed_fields: tuple[int, ...], kind: str,
         raise InputError(f"not a text file (binary byte 0x{data[pos]:02x}); expected {kind}",
                          path, line)
     space = data <= 32
+    if space.all():
+        raise InputError(f"empty file: no {kind} lines", path)
     solid = ~space
     starts = np.flatnonzero(solid & np.concatenate(([True], space[:-1])))
     ends = np.flatnonzero(solid & np.concatenate((space[1:], [True]))) + 1

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..io.text import decode
 
 # trec_eval's internal measure order (te_trec_measures), which is also the output order.
 ORDER = (
@@ -286,12 +285,11 @@ def collection_qrels(coll) -> dict[str, dict[str, int]]:
 def collection_run(coll, r: int) -> dict[str, dict[str, float]]:
     """Run ``r`` as pytrec_eval wants it; every evaluated query present ({} = empty ranking)."""
     run, rows = coll.runs[r], coll.run_rows[r]
-    out: dict[str, dict[str, float]] = {q: {} for q in coll.qids}
-    qids = coll.qids
-    docnos = decode(run.docno.strings[rows.rows])
-    for qi, doc, score in zip(rows.qidx.tolist(), docnos, run.score[rows.rows].tolist()):
-        out[qids[qi]][doc] = score
-    return out
+    docnos = run.docno.texts(rows.rows)
+    scores = run.score[rows.rows].tolist()
+    bounds = np.searchsorted(rows.qidx, np.arange(len(coll.qids) + 1))  # rows grouped by query
+    return {qid: dict(zip(docnos[lo:hi], scores[lo:hi]))
+            for qid, lo, hi in zip(coll.qids, bounds[:-1].tolist(), bounds[1:].tolist())}
 
 
 from . import family  # noqa: E402  (the registry imports this module)
@@ -301,23 +299,27 @@ from . import family  # noqa: E402  (the registry imports this module)
 def compute(ctx, measures) -> None:
     """trec_eval measures through pytrec_eval, per query and aggregated as trec_eval does."""
     from ..aggregate import add_metric
+    from ..parallel import map_runs
 
     coll = ctx.collection
     requests = [m.trec for m in measures]
+    names = [n for req in requests for n in req.output_names()]
     level = 1 if coll.level is None else max(1, math.ceil(coll.level))
     qrels = collection_qrels(coll)
-    names = [n for req in requests for n in req.output_names()]
-    values = {n: np.zeros((len(coll.qids), len(coll.run_names))) for n in names}
-    for r in range(len(coll.run_names)):
-        per_query = evaluate(qrels, collection_run(coll, r), requests, level)
-        for qi, qid in enumerate(coll.qids):
-            got = per_query.get(qid, {})
-            for n in names:
-                v = got.get(n, 0.0)
-                values[n][qi, r] = 0.0 if math.isnan(v) else v
+    per_run = map_runs(_evaluate_run, len(coll.run_names), ctx.jobs,
+                       (coll, qrels, requests, names, level))
+    values = {n: np.stack([v[:, i] for v in per_run], axis=1) for i, n in enumerate(names)}
     for n in names:
         overall = np.array([aggregate(n, values[n][:, r]) for r in range(len(coll.run_names))])
         shown = n not in NOT_PER_QUERY and ctx.per_query
         add_metric(ctx.results, n, values[n], shown, overall)
         if n not in GEOMETRIC:
             ctx.metrics[n] = values[n]
+
+
+def _evaluate_run(r: int, coll, qrels, requests, names, level) -> np.ndarray:
+    """(Q, len(names)) values of run ``r``; NaN (empty rankings) counts 0 as in trec_eval -c."""
+    per_query = evaluate(qrels, collection_run(coll, r), requests, level)
+    out = np.array([[per_query.get(qid, {}).get(n, 0.0) for n in names] for qid in coll.qids],
+                   dtype=np.float64).reshape(len(coll.qids), len(names))
+    return np.nan_to_num(out, nan=0.0)
