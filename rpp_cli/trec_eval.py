@@ -112,8 +112,9 @@ def rank(judgments: Judgments, retrieved: Retrieved, max_retrieved: int | None,
     r_query = np.searchsorted(evaluated, retrieved.qid[r_rows])
     j_query = np.searchsorted(evaluated, judgments.qid[j_rows])
     _check_grades(evaluated, j_query, judgments.grade[j_rows], qrels_path)
-    docs, codes = np.unique(np.concatenate((retrieved.docno[r_rows], judgments.docno[j_rows])),
-                            return_inverse=True)
+    docnos = np.concatenate((retrieved.docno[r_rows], judgments.docno[j_rows]))
+    codes, distinct = byte_codes(docnos)
+    docs = docnos[distinct]
     r_doc, j_doc = codes[:len(r_rows)], codes[len(r_rows):]
     score = retrieved.score[r_rows]
     order = np.lexsort((-r_doc, -score, r_query))  # score desc, ties: docno desc
@@ -136,6 +137,21 @@ def rank(judgments: Judgments, retrieved: Retrieved, max_retrieved: int | None,
     return Ranked(qids, bounds, retrieved.docno[r_rows][order], score[order], rel,
                   _qrels_dict(qids, j_query, decode(judgments.docno[j_rows]),
                               judgments.grade[j_rows]))
+
+
+def byte_codes(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense codes of an ``S`` array in strcmp order, and one row of each code: sorting the
+    bytes as big-endian words is twice as fast as sorting the strings."""
+    width = strings.dtype.itemsize
+    raw = np.zeros((len(strings), width + -width % 8), dtype=np.uint8)
+    raw[:, :width] = strings.view(np.uint8).reshape(len(strings), width)
+    keys = raw.view(">u8")  # as integers, in byte order; zero padding sorts first, as strcmp
+    order = np.lexsort(keys.T[::-1])
+    ranked = keys[order]
+    new = np.concatenate(([True], (ranked[1:] != ranked[:-1]).any(axis=1)))
+    codes = np.empty(len(strings), dtype=np.int64)
+    codes[order] = np.cumsum(new) - 1
+    return codes, order[new]
 
 
 def _check_duplicates(r_key: np.ndarray, r_line: np.ndarray, j_key: np.ndarray,

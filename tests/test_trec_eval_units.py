@@ -14,7 +14,7 @@ from rpp_cli.io.trec_eval import Judgments, Retrieved
 from rpp_cli.measures import trec
 from rpp_cli.measures.trec import TrecRequest, aggregate, c_atof, evaluate, parse, validate
 from rpp_cli.report.trec_eval import c_float
-from rpp_cli.trec_eval import EXIT_USAGE, parse_measures, rank, relstrings
+from rpp_cli.trec_eval import EXIT_USAGE, byte_codes, parse_measures, rank, relstrings
 
 
 def S(*tokens: str) -> np.ndarray:
@@ -143,6 +143,15 @@ def test_float32_scores_tie() -> None:
     scores = np.array([16777217, 16777216, 1.0000000001, 1.0]).astype(np.float32)
     r = Retrieved(S("q", "q", "q", "q"), S("a", "b", "c", "d"), scores, np.arange(1, 5), "t")
     assert relstrings(rank(j, r, None, "q", "r"), 10, False) == ["2143"]
+
+
+@given(st.lists(st.binary(min_size=1, max_size=20).filter(lambda b: b"\x00" not in b),
+                min_size=1, max_size=30))
+def test_byte_codes_are_strcmp_ranks(tokens: list[bytes]) -> None:
+    codes, first = byte_codes(np.array(tokens))
+    distinct = sorted(set(tokens))
+    assert codes.tolist() == [distinct.index(t) for t in tokens]
+    assert [tokens[i] for i in first] == distinct
 
 
 queries = st.sampled_from(["1", "2", "10", "a"])
