@@ -54,14 +54,18 @@ class TrecEvalOutput:
 
 @dataclass(frozen=True)
 class Ranked:
-    """The evaluated queries' rankings as trec_eval builds them, and their judgments."""
+    """The evaluated queries' rankings as trec_eval builds them, and their judgments; docnos
+    as integer codes in strcmp order (``docs[code]`` is the docno)."""
 
     qids: list[str]  # queries with results and judgments, strcmp order
+    docs: np.ndarray  # S, the distinct docnos, in strcmp order
     bounds: np.ndarray  # (Q + 1,) the rows of query q are bounds[q]:bounds[q + 1]
-    docno: np.ndarray  # S, ranked rows (score desc, docno desc), top -M of each query
+    doc: np.ndarray  # docno code of each ranked row (score desc, docno desc, top -M)
     score: np.ndarray  # float32
     rel: np.ndarray  # int64 grade of each ranked row, or NONPOOL / UNJUDGED
-    qrels: dict[str, dict[str, int]]  # judgments of the evaluated queries
+    judged_bounds: np.ndarray  # (Q + 1,) the judgments of query q, as bounds above
+    judged_doc: np.ndarray  # docno code of each judgment
+    judged_grade: np.ndarray  # its grade
 
 
 def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions) -> TrecEvalOutput:
@@ -75,8 +79,8 @@ def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions) -> Trec
     for req in requests:
         trec.validate(req)
     ranked = rank(judgments, retrieved, opts.max_retrieved, qrels_path, run_path)
-    run = _run_dict(ranked)
-    per_query = trec.evaluate(ranked.qrels, run, requests, opts.level, opts.judged_only,
+    qrels, run = pytrec_eval_input(ranked)
+    per_query = trec.evaluate(qrels, run, requests, opts.level, opts.judged_only,
                               opts.num_docs_in_coll)
     n_complete = len(np.unique(judgments.qid)) if opts.complete else None
     num_rel_all = int(np.count_nonzero(judgments.grade > 0))  # -c's num_rel: every qrels line
@@ -128,15 +132,14 @@ def rank(judgments: Judgments, retrieved: Retrieved, max_retrieved: int | None,
     j_key = j_query * n_docs + j_doc
     _check_duplicates(r_key, retrieved.line[r_rows[order]], j_key, judgments.line[j_rows],
                       n_docs, evaluated, docs, run_path, qrels_path)
-    j_sorted = np.argsort(j_key)
-    at = np.minimum(np.searchsorted(j_key[j_sorted], r_key), max(len(j_key) - 1, 0))
-    found = j_key[j_sorted][at] == r_key
-    grade = judgments.grade[j_rows][j_sorted][at]
-    rel = np.where(found, np.where(grade >= 0, grade, UNJUDGED), NONPOOL)
-    qids = decode(evaluated)
-    return Ranked(qids, bounds, retrieved.docno[r_rows][order], score[order], rel,
-                  _qrels_dict(qids, j_query, decode(judgments.docno[j_rows]),
-                              judgments.grade[j_rows]))
+    j_sorted = np.argsort(j_key)  # by query, then docno
+    j_key, j_grade = j_key[j_sorted], judgments.grade[j_rows][j_sorted]
+    at = np.minimum(np.searchsorted(j_key, r_key), len(j_key) - 1)
+    found = j_key[at] == r_key
+    rel = np.where(found, np.where(j_grade[at] >= 0, j_grade[at], UNJUDGED), NONPOOL)
+    j_bounds = np.searchsorted(j_query[j_sorted], np.arange(len(evaluated) + 1))
+    return Ranked(decode(evaluated), docs, bounds, r_doc[order], score[order], rel,
+                  j_bounds, j_doc[j_sorted], j_grade)
 
 
 def byte_codes(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -198,24 +201,26 @@ def _first_repeat(keys: np.ndarray, lines: np.ndarray) -> tuple[int, int] | None
     return int(keys[k]), int(lines[k])
 
 
-def _qrels_dict(qids: list[str], query: np.ndarray, docnos: list[str],
-                grades: np.ndarray) -> dict[str, dict[str, int]]:
-    """Judgments as pytrec_eval wants them: {qid: {docno: int grade}}."""
-    order = np.argsort(query, kind="stable")
-    bounds = np.searchsorted(query[order], np.arange(len(qids) + 1)).tolist()
-    docs = [docnos[i] for i in order.tolist()]
-    values = grades[order].tolist()
-    return {q: dict(zip(docs[bounds[i]:bounds[i + 1]], values[bounds[i]:bounds[i + 1]]))
-            for i, q in enumerate(qids)}
+def pytrec_eval_input(ranked: Ranked) -> tuple[dict[str, dict[str, int]],
+                                                dict[str, dict[str, float]]]:
+    """Judgments and kept rankings as pytrec_eval wants them, keyed by query index and by
+    docno code as fixed-width digits: the same equalities and strcmp order as the docnos,
+    and always valid UTF-8 (pytrec_eval crashes on other bytes)."""
+    width = len(str(max(len(ranked.docs) - 1, 0)))
+    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
 
+    def keys(codes: np.ndarray) -> list[str]:
+        digits = (codes[:, None] // powers % 10 + ord("0")).astype(np.uint8)
+        return decode(np.ascontiguousarray(digits).view(f"S{width}").ravel())
 
-def _run_dict(ranked: Ranked) -> dict[str, dict[str, float]]:
-    """The kept rankings as pytrec_eval wants them: {qid: {docno: score}} ({} = empty)."""
-    docs = decode(ranked.docno)
-    scores = ranked.score.astype(np.float64).tolist()
-    b = ranked.bounds.tolist()
-    return {q: dict(zip(docs[b[i]:b[i + 1]], scores[b[i]:b[i + 1]]))
-            for i, q in enumerate(ranked.qids)}
+    def by_query(bounds: np.ndarray, docs: list[str], values: list) -> dict[str, dict]:
+        b = bounds.tolist()
+        return {str(q): dict(zip(docs[b[q]:b[q + 1]], values[b[q]:b[q + 1]]))
+                for q in range(len(ranked.qids))}
+
+    return (by_query(ranked.judged_bounds, keys(ranked.judged_doc),
+                     ranked.judged_grade.tolist()),
+            by_query(ranked.bounds, keys(ranked.doc), ranked.score.astype(np.float64).tolist()))
 
 
 def relstrings(ranked: Ranked, length: int | float, judged_only: bool) -> list[str]:
@@ -257,7 +262,7 @@ def tabulate(requests: list[trec.TrecRequest], ranked: Ranked,
                              zip(qids, relstrings(ranked, length, opts.judged_only)))
             continue
         for name in req.output_names():
-            values = np.array([per_query[q][name] for q in qids])
+            values = np.array([per_query[str(q)][name] for q in range(len(qids))])
             if opts.per_query and name not in trec.NOT_PER_QUERY:
                 results.add(name, every_query, 0, values)
             if opts.summary:

@@ -14,7 +14,8 @@ from rpp_cli.io.trec_eval import Judgments, Retrieved
 from rpp_cli.measures import trec
 from rpp_cli.measures.trec import TrecRequest, aggregate, c_atof, evaluate, parse, validate
 from rpp_cli.report.trec_eval import c_float
-from rpp_cli.trec_eval import EXIT_USAGE, byte_codes, parse_measures, rank, relstrings
+from rpp_cli.trec_eval import (EXIT_USAGE, byte_codes, parse_measures, pytrec_eval_input, rank,
+                               relstrings)
 
 
 def S(*tokens: str) -> np.ndarray:
@@ -188,13 +189,23 @@ def test_ranking_is_trec_evals_sort(run_rows, qrels_rows, max_retrieved) -> None
     for i, q in enumerate(ranked.qids):
         docs = sorted(((np.float32(s), d) for qq, d, s in run_rows if qq == q), reverse=True)
         docs = docs[:max_retrieved] if max_retrieved is not None else docs
-        got = ranked.docno[ranked.bounds[i]:ranked.bounds[i + 1]]
+        got = ranked.docs[ranked.doc[ranked.bounds[i]:ranked.bounds[i + 1]]]
         assert [x.decode() for x in got] == [d for _, d in docs]
         want_rel = [grades.get((q, d), -1) for _, d in docs]
         want_rel = [g if g >= 0 or (q, d) not in grades else -2
                     for g, (_, d) in zip(want_rel, docs)]
         assert ranked.rel[ranked.bounds[i]:ranked.bounds[i + 1]].tolist() == want_rel
-        assert ranked.qrels[q] == {d: g for (qq, d), g in grades.items() if qq == q}
+        lo, hi = ranked.judged_bounds[i], ranked.judged_bounds[i + 1]
+        judged = dict(zip((x.decode() for x in ranked.docs[ranked.judged_doc[lo:hi]]),
+                          ranked.judged_grade[lo:hi].tolist()))
+        assert judged == {d: g for (qq, d), g in grades.items() if qq == q}
+    qrels, run = pytrec_eval_input(ranked)
+    for i in range(len(ranked.qids)):  # docno keys: the same order and equalities
+        keys = list(run[str(i)])
+        docs = ranked.docs[ranked.doc[ranked.bounds[i]:ranked.bounds[i + 1]]]
+        assert np.argsort(keys).tolist() == np.argsort(docs).tolist()
+        assert [k in qrels[str(i)] for k in keys] == [
+            r != -1 for r in ranked.rel[ranked.bounds[i]:ranked.bounds[i + 1]].tolist()]
 
 
 # -- pytrec_eval bridge ---------------------------------------------------------------------
