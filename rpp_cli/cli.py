@@ -11,7 +11,7 @@ import click
 
 from . import __version__
 from .errors import EXIT_BAD_INPUT, InputError
-from .evaluate import Options, run_eval
+from .evaluate import Options, run_eval, split_paths
 from .measures import DEFAULTS, REGISTRY, trec
 from .report import trec as trec_report
 
@@ -42,8 +42,8 @@ def cli() -> None:
 
 
 @cli.command("eval")
-@click.argument("qrels", metavar="QRELS")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.argument("qrels", metavar="[QRELS]")
+@click.argument("runs", nargs=-1, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to compute; repeatable. trec_eval syntax works (P.5,10, "
                    f"ndcg_cut.10, official). Default: {' '.join(DEFAULTS)}.")
@@ -51,9 +51,13 @@ def cli() -> None:
 @click.option("-n", "--no-summary", is_flag=True, help="Do not print the 'all' lines.")
 @click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimals printed.")
+@click.option("--subtopics", metavar="FILE",
+              help="Subtopic qrels (qid subtopic docno grade): adds st-rpp, st-dcgrpp, "
+                   "st-invrpp and ndeval's ERR-IA@20 alpha-nDCG@20 MAP-IA strec@20 to the "
+                   "defaults. QRELS may then be '-' or omitted (grade = largest over subtopics).")
 @input_options
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool,
-                 no_summary: bool, precision: int, level: float | None,
+                 no_summary: bool, precision: int, subtopics: str | None, level: float | None,
                  corpus_size: int | None, dedup: bool) -> None:
     """Evaluate RUN files against QRELS: RPP matrices and win rates for every pair of runs,
     and per-run baselines (pytrec_eval). Files may be gzipped; '-' reads stdin.
@@ -64,8 +68,9 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
       map                   \tall\trunA\t0.1785
     """
     notes: list[str] = []
-    ctx = run_eval(qrels, list(runs), list(measures) or None,
-                   Options(level, corpus_size, dedup), per_query, notes)
+    qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
+    ctx = run_eval(qrels_path, run_paths, list(measures) or None,
+                   Options(level, corpus_size, dedup, subtopics), per_query, notes)
     _notes(notes)
     trec_report.write(ctx.results, sys.stdout, precision, summary=not no_summary)
 
