@@ -13,6 +13,8 @@ from . import __version__
 from .errors import EXIT_BAD_INPUT, InputError
 from .evaluate import Options, run_eval, split_paths
 from .measures import DEFAULTS, REGISTRY, trec
+from .ndeval import NdevalOptions, run_ndeval
+from .report import ndeval as ndeval_report
 from .report import trec as trec_report
 
 
@@ -84,6 +86,32 @@ def measures_command() -> None:
         click.echo(f"{name:<22}\tmetric\ttrec_eval: {trec.DESCRIPTIONS[name]}")
     for nick, members in trec.NICKNAMES.items():
         click.echo(f"{nick:<22}\tnickname\ttrec_eval set: {' '.join(members)}")
+
+
+@cli.command("ndeval")
+@click.argument("qrels", metavar="QRELS")
+@click.argument("run", metavar="RUN")
+@click.option("-alpha", "alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Redundancy: a subtopic's gain decays by (1 - alpha) with each repeat.")
+@click.option("-beta", "beta", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="NRBP patience.")
+@click.option("-c", "all_topics", is_flag=True,
+              help="amean divides by the number of topics in QRELS.")
+@click.option("-M", "max_docs", type=click.IntRange(min=1), metavar="N",
+              help="Evaluate only the first N items of each topic.")
+@click.option("-traditional", "traditional", is_flag=True,
+              help="Order by score, then docno descending (default: by the rank column).")
+@click.option("-a", "_ignored", is_flag=True, hidden=True)  # ndeval accepts -a and ignores it
+def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: bool,
+                   max_docs: int | None, traditional: bool, _ignored: bool) -> None:
+    """ndeval (TREC Web track, v4.5) for one RUN: the same CSV of ERR-IA, alpha-nDCG,
+    NRBP, MAP-IA, P-IA and strec per topic and amean. QRELS is subtopic qrels
+    (topic subtopic docno grade). Where ndeval prints -nan, rpp prints 0 (note on stderr)."""
+    notes: list[str] = []
+    results = run_ndeval(qrels, run, NdevalOptions(alpha, beta, traditional, max_docs,
+                                                   all_topics), notes)
+    _notes(notes)
+    ndeval_report.write(results, sys.stdout)
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ class Run:
     docno: Field
     score: np.ndarray
     line: np.ndarray  # 1-based line number of each row
+    rank: Field | None = None  # the rank column as text (only `rpp ndeval` orders by it)
 
     def __len__(self) -> int:
         return len(self.score)
@@ -35,7 +36,7 @@ def read_run(path: str) -> Run:
     tag = None
     if table.nfields[0] == 6:
         tag = table.field(5, np.array([0])).text()[0]
-    return Run(path, tag, table.field(0), table.field(2), score, table.line)
+    return Run(path, tag, table.field(0), table.field(2), score, table.line, table.field(3))
 
 
 def name_runs(runs: list[Run]) -> tuple[list[str], list[str]]:
