@@ -36,7 +36,18 @@ def input_options(fn):
     return fn
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class RppGroup(click.Group):
+    """The command group; turns an InputError anywhere below into one line and exit 2."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except InputError as err:
+            click.echo(f"rpp: {err}", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
+
+
+@click.group(cls=RppGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="rpp")
 def cli() -> None:
     """Preference-based evaluation of rankings: recall-paired preference (RPP) beside
@@ -115,26 +126,10 @@ def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: 
 
 
 def main() -> None:
-    """Entry point: run the CLI; bad input -> one line and exit 2; closed pipes are quiet."""
+    """Entry point: the CLI, quiet when stdout is a closed pipe (``rpp eval ... | head``)."""
     try:
-        cli.main(standalone_mode=False)
-    except InputError as err:
-        click.echo(f"rpp: {err}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except click.exceptions.Abort:
-        click.echo("rpp: aborted", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except click.ClickException as err:
-        err.show()
-        sys.exit(err.exit_code)
-    except click.exceptions.Exit as err:
-        sys.exit(err.exit_code)
+        cli.main(prog_name="rpp")
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        # Python flushes stdout again at exit; point it at /dev/null so that is silent too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
