@@ -74,10 +74,9 @@ def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[
 
     undefined = int(scorer.undefined[qidx[found]].sum())
     if undefined:
-        notes.append(undefined_note(undefined, "topic" if undefined == 1 else "topics"))
+        notes.append(undefined_note(_count(undefined, "topic")))
     if not found.all():
-        missing = int((~found).sum())
-        notes.append(f"{missing} topic{'s' if missing > 1 else ''} of the run not in the qrels: "
+        notes.append(f"{_count(int((~found).sum()), 'topic')} of the run not in the qrels: "
                      "printed as zeros and left out of amean, as ndeval does")
     results = Results([str(t) for t in run_topics.tolist()], names, list(NAMES))
     for k, name in enumerate(NAMES):
@@ -102,11 +101,15 @@ def _qrels_topics(sq: SubtopicQrels) -> list[str]:
 def _note_grades(sq: SubtopicQrels, notes: list[str]) -> None:
     """Say where rpp reads the qrels differently from ndeval."""
     if sq.negative:
-        notes.append(f"{sq.path}: {sq.negative} negative grades read as non-relevant "
-                     "(ndeval rejects them)")
+        notes.append(f"{sq.path}: {_count(sq.negative, 'negative grade')} read as "
+                     "non-relevant (ndeval rejects them)")
     if sq.no_subtopic_relevant:
-        notes.append(f"{sq.path}: {sq.no_subtopic_relevant} relevant judgments with subtopic 0 "
-                     "carry no subtopic (ndeval counts 0 as a subtopic)")
+        notes.append(f"{sq.path}: subtopic 0 is no subtopic (ndeval counts it as one): "
+                     f"{_count(sq.no_subtopic_relevant, 'relevant judgment')} not used")
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _topic_number(token: str) -> int | None:

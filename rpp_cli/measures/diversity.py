@@ -229,9 +229,9 @@ class Scorer:
                                 strec[:, cut]])
 
 
-def undefined_note(count: int, what: str) -> str:
-    """The stderr note for nNRBP values that ndeval prints as NaN."""
-    return (f"nNRBP is 0/0 for {count} {what} (no relevant subtopic, or ideal NRBP 0): "
+def undefined_note(how_many: str) -> str:
+    """The stderr note for nNRBP values ndeval prints as NaN (``how_many``: "2 queries")."""
+    return (f"nNRBP is 0/0 for {how_many} (no relevant subtopic, or ideal NRBP 0): "
             "ndeval prints -nan, rpp prints 0")
 
 
@@ -262,4 +262,4 @@ def compute(ctx, measures: list[Measure]) -> None:
         ctx.metrics[m.name] = per_query
     if any(m.name == "nNRBP" for m in measures) and scorer.undefined.any():
         n = int(scorer.undefined.sum())
-        ctx.notes.append(undefined_note(n, "query" if n == 1 else "queries"))
+        ctx.notes.append(undefined_note(f"{n} {'query' if n == 1 else 'queries'}"))
