@@ -87,7 +87,7 @@ def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[
 def _qrels_topics(sq: SubtopicQrels) -> list[str]:
     """The qrels' topics in numeric order; ndeval's topics are natural numbers."""
     seen: dict[int, str] = {}
-    for qid, line in sq.first_line.items():
+    for qid, line in sorted(sq.first_line.items(), key=lambda item: item[1]):
         if not (qid.isascii() and qid.isdigit()):
             raise InputError(f"topic '{qid}' is not a number (ndeval's topics are numbers)",
                              sq.path, line)

@@ -25,9 +25,7 @@ q2 1 g 0
 def test_subtopics_overall_grades_and_counts(tmp_path):
     (tmp_path / "s").write_text(TEXT)
     sq = read_subtopic_qrels(str(tmp_path / "s"))
-    assert sq.subtopics == {"q1": {"1": {"a": 1.0}, "2": {"b": 2.0, "e": -2.0}, "x": {"f": 1.0}},
-                            "q2": {"1": {"g": 0.0}}}
-    assert sq.relevant("q1") == {"1": ["a"], "2": ["b"], "x": ["f"]}
+    assert sq.relevant_docs == {"q1": {"1": ["a"], "2": ["b"], "x": ["f"]}}
     assert sq.relevant("q2") == {} and sq.relevant("q9") == {}
     assert sq.overall.judgments == {"q1": {"a": 1, "b": 2, "c": 3, "d": 1, "e": -2, "f": 1},
                                     "q2": {"g": 0}}
