@@ -89,16 +89,16 @@ def encode_subtopics(sq: SubtopicQrels, qids: list[str], item_query: np.ndarray,
 
 
 def require(coll: Collection, what: str) -> SubtopicIndex:
-    """The collection's subtopics, or an InputError naming the measure that needs them."""
+    """The collection's subtopics, or an InputError naming ``what`` needs them."""
     if coll.subtopics is None:
-        raise InputError(f"measure '{what}' needs subtopic qrels (--subtopics FILE)")
+        raise InputError(f"{what} needs subtopic qrels (--subtopics FILE)")
     return coll.subtopics
 
 
 def subtopic_populations(coll: Collection) -> Populations:
     """ST-RPP's populations (SPEC §3): each subtopic, then the background t* of all relevant
     items (grade > 0, or >= the relevance level, in the main qrels), per query."""
-    sub = require(coll, "st-rpp").pops
+    sub = require(coll, "ST-RPP (st-rpp, st-dcgrpp, st-invrpp)").pops
     rel = np.flatnonzero(coll.relevant)
     bg_query = np.unique(coll.item_query[rel])
     seg_query = np.concatenate([sub.seg_query, bg_query])

@@ -142,8 +142,9 @@ def test_subtopic_measures_need_subtopics(tmp_path):
     q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
     a = write_run(tmp_path / "A", {"q1": ["a"]}, "A")
     b = write_run(tmp_path / "B", {"q1": ["a"]}, "B")
-    one_error_line(rpp("eval", "-m", "st-rpp", q, a, b),
-                   r"measure 'st-rpp' needs subtopic qrels \(--subtopics FILE\)")
+    one_error_line(rpp("eval", "-m", "st-invrpp", q, a, b),
+                   r"ST-RPP \(st-rpp, st-dcgrpp, st-invrpp\) needs subtopic qrels "
+                   r"\(--subtopics FILE\)")
     one_error_line(rpp("eval", "-m", "alpha-nDCG@20", q, a),
                    r"measure 'alpha-nDCG@20' needs subtopic qrels \(--subtopics FILE\)")
     one_error_line(rpp("eval", "--subtopics", q, q), r"missing RUN\.\.\. arguments")

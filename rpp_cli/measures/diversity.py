@@ -251,7 +251,7 @@ def compute(ctx, measures: list[Measure]) -> None:
     from ..aggregate import add_metric
 
     coll = ctx.collection
-    index = require(coll, measures[0].name)
+    index = require(coll, f"measure '{measures[0].name}'")
     scorer = Scorer.prepare(Judgments.from_index(index, coll.item_query, coll.item_docno))
     member = scorer.judgments.membership[:-1].any(axis=1)
     values = np.stack([scorer.evaluate(collection_lists(coll, r, member))
