@@ -203,7 +203,7 @@ def slow_st_rpp(qrels, sub, runs):
     return out
 
 
-@settings(max_examples=80, deadline=None,
+@settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(collections())
 def test_st_rpp_matches_literal_spec(tmp_path, coll):
