@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Callable
 
 import click
 
 from . import __version__
 from .errors import EXIT_BAD_INPUT, InputError
-from .evaluate import Options, run_eval, split_paths
+from .aggregate import ORDERINGS, add_orderings
+from .evaluate import Options, lower_is_better, run_eval, split_paths
+from .meta import ANALYSES, MetaOptions, plan_meta
+from .report import table as table_report
+from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, run_compare
 from .measures import DEFAULTS, REGISTRY, trec
 from .ndeval import NdevalOptions, run_ndeval
 from .report import ndeval as ndeval_report
@@ -64,14 +69,17 @@ def cli() -> None:
 @click.option("-n", "--no-summary", is_flag=True, help="Do not print the 'all' lines.")
 @click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimals printed.")
+@click.option("--orderings", is_flag=True,
+              help="Also print system orderings: M_win_rank, M_borda(_rank), M_mc4(_rank) "
+                   "per preference measure, M_rank per metric (1 = best, ties by run name).")
 @click.option("--subtopics", metavar="FILE",
               help="Subtopic qrels (qid subtopic docno grade): adds st-rpp, st-dcgrpp, "
                    "st-invrpp and ndeval's ERR-IA@20 alpha-nDCG@20 MAP-IA strec@20 to the "
                    "defaults. QRELS may then be '-' or omitted (grade = largest over subtopics).")
 @input_options
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool,
-                 no_summary: bool, precision: int, subtopics: str | None, level: float | None,
-                 corpus_size: int | None, dedup: bool) -> None:
+                 no_summary: bool, precision: int, orderings: bool, subtopics: str | None,
+                 level: float | None, corpus_size: int | None, dedup: bool) -> None:
     """Evaluate RUN files against QRELS: RPP matrices and win rates for every pair of runs,
     and per-run baselines (pytrec_eval). Files may be gzipped; '-' reads stdin.
 
@@ -84,6 +92,8 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
     qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
     ctx = run_eval(qrels_path, run_paths, list(measures) or None,
                    Options(level, corpus_size, dedup, subtopics), per_query, notes)
+    if orderings:
+        add_orderings(ctx.results, ctx.tensors, ctx.metrics, lower_is_better(measures))
     _notes(notes)
     trec_report.write(ctx.results, sys.stdout, precision, summary=not no_summary)
 
@@ -97,6 +107,143 @@ def measures_command() -> None:
         click.echo(f"{name:<22}\tmetric\ttrec_eval: {trec.DESCRIPTIONS[name]}")
     for nick, members in trec.NICKNAMES.items():
         click.echo(f"{nick:<22}\tnickname\ttrec_eval set: {' '.join(members)}")
+
+
+def _number_list(kind: type) -> Callable:
+    """A click callback parsing a comma-separated list; a bad item is an InputError."""
+    def parse(ctx: click.Context, param: click.Parameter, value: str | None):
+        if value is None:
+            return None
+        try:
+            return tuple(kind(v) for v in value.split(","))
+        except ValueError:
+            raise InputError(f"--{param.name.replace('_', '-')}: '{value}' is not a "
+                             f"comma-separated list of {kind.__name__} values") from None
+    return parse
+
+
+def view_option(fn):
+    """``--view``: SPEC §7 lines (default) or aligned tables for people."""
+    return click.option("--view", type=click.Choice(["trec", "human"]), default="trec",
+                        show_default=True,
+                        help="trec: SPEC lines, value last; human: aligned tables.")(fn)
+
+
+@cli.command("compare")
+@click.argument("qrels", metavar="QRELS")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="Measure to test; repeatable (default: as rpp eval).")
+@click.option("--test", type=click.Choice(TESTS), default="randomization", show_default=True,
+              help="Paired t-test, paired randomization (sign flips) or randomized Tukey HSD.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Level for the '*' of --view human.")
+@click.option("--correction", type=click.Choice(CORRECTIONS), default="none",
+              show_default=True,
+              help="Adjust p-values over the run pairs of each measure.")
+@click.option("--permutations", type=click.IntRange(min=1), default=10000, show_default=True,
+              help="Random sign flips / label permutations.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+              help="Seed of the random permutations.")
+@click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="Decimals printed.")
+@view_option
+@input_options
+def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], test: str,
+                    alpha: float, correction: str, permutations: int, seed: int,
+                    precision: int, view: str, level: float | None, corpus_size: int | None,
+                    dedup: bool) -> None:
+    """Test every pair of RUN files for a significant difference on every measure.
+
+    \b
+    Per ordered pair (a, b) and measure M: the mean effect (M: mean RPP(a, b) for a
+    preference measure; M_diff: mean of m(a) - m(b) for a metric) and its p-value M_p:
+      rpp                   \tall\trunA\trunB\t0.0953
+      rpp_p                 \tall\trunA\trunB\t0.0021
+    """
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha must be in (0, 1) (got {alpha:g})")
+    notes: list[str] = []
+    results = run_compare(qrels, list(runs), list(measures) or None,
+                          Options(level, corpus_size, dedup), test, correction, permutations,
+                          seed, notes)
+    _notes(notes)
+    if view == "human":
+        legend = (f"* p < {alpha:g} ({test}" +
+                  (f", {correction} correction)" if correction != "none" else ")"))
+        table_report.write(results, sys.stdout, precision,
+                           table_report.significance_marks(results, alpha), legend)
+    else:
+        trec_report.write(results, sys.stdout, precision)
+
+
+@cli.command("meta")
+@click.argument("qrels", metavar="QRELS")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="Measure to study; repeatable (default: as rpp eval).")
+@click.option("--analysis", "analyses", default=",".join(ANALYSES), show_default=True,
+              help="Comma-separated analyses to run.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Significance level of discriminative power.")
+@click.option("--permutations", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Label permutations of the randomized Tukey HSD.")
+@click.option("--samples", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Random query subsets (robustness) and split halves (predictive).")
+@click.option("--query-counts", callback=_number_list(int), metavar="K,K,...",
+              help="Robustness grid of query-subset sizes (default: 10%, 25%, 50%, 75% "
+                   "of the queries).")
+@click.option("--judged-fractions", callback=_number_list(float), metavar="F,F,...",
+              help="Also robustness to keeping a fraction F of each query's relevant "
+                   "judgments (re-evaluates every measure per sample: slow).")
+@click.option("--judged-samples", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Draws per judged fraction.")
+@click.option("--top-fraction", type=float, default=1.0, show_default=True,
+              help="Predictive power among the top fraction of runs by map only.")
+@click.option("--ordering", type=click.Choice(ORDERINGS), default="mc4", show_default=True,
+              help="System ordering of preference measures (metrics: by mean).")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+              help="Seed of every random draw.")
+@click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="Decimals printed.")
+@view_option
+@input_options
+def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], analyses: str,
+                 alpha: float, permutations: int, samples: int,
+                 query_counts: tuple[int, ...] | None, judged_fractions: tuple[float, ...] | None,
+                 judged_samples: int, top_fraction: float, ordering: str, seed: int,
+                 precision: int, view: str, level: float | None, corpus_size: int | None,
+                 dedup: bool) -> None:
+    """How well does each measure tell RUN files apart, agree with the others, survive fewer
+    queries or judgments and predict itself on unseen queries? (Lines: measure as run.)
+
+    \b
+      power_ttest           \tall\trpp\t0.6000
+      agreement_tau         \tall\trpp\tmap\t0.8667
+      robust_queries_12     \tall\trpp\t0.9120
+      predictive_tau        \tall\trpp\tmap\t0.7733
+    """
+    notes: list[str] = []
+    opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,
+                       permutations, samples, query_counts, judged_fractions or (),
+                       judged_samples, top_fraction, ordering, seed)
+    meta = plan_meta(qrels, list(runs), list(measures) or None,
+                     Options(level, corpus_size, dedup), opts, notes)
+    _notes(notes)
+    notes.clear()
+    jobs = meta.jobs()
+    if sys.stderr.isatty():
+        with click.progressbar(jobs, label="rpp meta", file=sys.stderr) as bar:
+            for job in bar:
+                job()
+    else:
+        for job in jobs:
+            job()
+    _notes(notes)
+    if view == "human":
+        table_report.write(meta.results, sys.stdout, precision)
+    else:
+        trec_report.write(meta.results, sys.stdout, precision)
 
 
 @cli.command("ndeval")
