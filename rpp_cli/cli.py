@@ -13,12 +13,14 @@ import click
 from . import __version__
 from .errors import EXIT_BAD_INPUT, InputError
 from .aggregate import ORDERINGS, add_orderings
-from .evaluate import Options, lower_is_better, run_eval
+from .evaluate import Options, lower_is_better, run_eval, split_paths
 from .meta import ANALYSES, MetaOptions, plan_meta
 from .report import table as table_report
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, run_compare
 from .measures import DEFAULTS, REGISTRY, trec
+from .ndeval import NdevalOptions, run_ndeval
 from .parallel import default_jobs
+from .report import ndeval as ndeval_report
 from .report import trec as trec_report
 
 
@@ -62,8 +64,8 @@ def cli() -> None:
 
 
 @cli.command("eval")
-@click.argument("qrels", metavar="QRELS")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.argument("qrels", metavar="[QRELS]")
+@click.argument("runs", nargs=-1, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to compute; repeatable. trec_eval syntax works (P.5,10, "
                    f"ndcg_cut.10, official). Default: {' '.join(DEFAULTS)}.")
@@ -74,10 +76,14 @@ def cli() -> None:
 @click.option("--orderings", is_flag=True,
               help="Also print system orderings: M_win_rank, M_borda(_rank), M_mc4(_rank) "
                    "per preference measure, M_rank per metric (1 = best, ties by run name).")
+@click.option("--subtopics", metavar="FILE",
+              help="Subtopic qrels (qid subtopic docno grade): adds st-rpp, st-dcgrpp, "
+                   "st-invrpp and ndeval's ERR-IA@20 alpha-nDCG@20 MAP-IA strec@20 to the "
+                   "defaults. QRELS may then be '-' or omitted (grade = largest over subtopics).")
 @input_options
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool,
-                 no_summary: bool, precision: int, orderings: bool, level: float | None,
-                 corpus_size: int | None, dedup: bool, jobs: int) -> None:
+                 no_summary: bool, precision: int, orderings: bool, subtopics: str | None,
+                 level: float | None, corpus_size: int | None, dedup: bool, jobs: int) -> None:
     """Evaluate RUN files against QRELS: RPP matrices and win rates for every pair of runs,
     and per-run baselines (pytrec_eval). Files may be gzipped; '-' reads stdin.
 
@@ -87,8 +93,9 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
       map                   \tall\trunA\t0.1785
     """
     notes: list[str] = []
-    ctx = run_eval(qrels, list(runs), list(measures) or None,
-                   Options(level, corpus_size, dedup, jobs), per_query, notes)
+    qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
+    ctx = run_eval(qrels_path, run_paths, list(measures) or None,
+                   Options(level, corpus_size, dedup, jobs, subtopics), per_query, notes)
     if orderings:
         add_orderings(ctx.results, ctx.tensors, ctx.metrics, lower_is_better(measures))
     _notes(notes)
@@ -241,6 +248,32 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
         table_report.write(meta.results, sys.stdout, precision)
     else:
         trec_report.write(meta.results, sys.stdout, precision)
+
+
+@cli.command("ndeval")
+@click.argument("qrels", metavar="QRELS")
+@click.argument("run", metavar="RUN")
+@click.option("-alpha", "alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Redundancy: a subtopic's gain decays by (1 - alpha) with each repeat.")
+@click.option("-beta", "beta", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="NRBP patience.")
+@click.option("-c", "all_topics", is_flag=True,
+              help="amean divides by the number of topics in QRELS.")
+@click.option("-M", "max_docs", type=click.IntRange(min=1), metavar="N",
+              help="Evaluate only the first N items of each topic.")
+@click.option("-traditional", "traditional", is_flag=True,
+              help="Order by score, then docno descending (default: by the rank column).")
+@click.option("-a", "_ignored", is_flag=True, hidden=True)  # ndeval accepts -a and ignores it
+def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: bool,
+                   max_docs: int | None, traditional: bool, _ignored: bool) -> None:
+    """ndeval (TREC Web track, v4.5) for one RUN: the same CSV of ERR-IA, alpha-nDCG,
+    NRBP, MAP-IA, P-IA and strec per topic and amean. QRELS is subtopic qrels
+    (topic subtopic docno grade). Where ndeval prints -nan, rpp prints 0 (note on stderr)."""
+    notes: list[str] = []
+    results = run_ndeval(qrels, run, NdevalOptions(alpha, beta, traditional, max_docs,
+                                                   all_topics), notes)
+    _notes(notes)
+    ndeval_report.write(results, sys.stdout)
 
 
 def main() -> None:

@@ -41,6 +41,9 @@ class Measure:
 REGISTRY: dict[str, Measure] = {}
 FAMILIES: dict[str, Callable] = {}
 DEFAULTS = ["rpp", "dcgrpp", "invrpp", "map", "ndcg", "recip_rank", "P.10", "asl"]
+# Added to the defaults when subtopic qrels are given (ndeval's usual four, and ST-RPP).
+SUBTOPIC_DEFAULTS = ["st-rpp", "st-dcgrpp", "st-invrpp", "ERR-IA@20", "alpha-nDCG@20", "MAP-IA",
+                     "strec@20"]
 
 
 def register(measure: Measure) -> Measure:
@@ -94,4 +97,5 @@ def resolve(names: list[str] | None) -> list[Measure]:
 
 
 # The families register their measures on import (after the names above exist).
-from . import preference, search_length, trec  # noqa: E402,F401
+# Import order is listing order (rpp measures).
+from . import preference, search_length, diversity, trec  # noqa: E402,F401,I001
