@@ -10,6 +10,7 @@ from .errors import InputError
 from .io.qrels import read_qrels
 from .io.runs import name_runs, read_run
 from .measures import FAMILIES, PREFERENCE, Measure, resolve
+from .progress import progress
 from .results import Results
 
 
@@ -41,7 +42,7 @@ def load(qrels_path: str, run_paths: list[str], options: Options,
     if options.corpus_size is not None and options.corpus_size < 1:
         raise InputError(f"--corpus-size must be positive (got {options.corpus_size})")
     qrels = read_qrels(qrels_path)
-    runs = [read_run(p) for p in run_paths]
+    runs = [read_run(p) for p in progress(run_paths, "reading runs")]
     names, name_notes = name_runs(runs)
     notes.extend(name_notes)
     return encode(qrels, runs, names, level=options.level, corpus_size=options.corpus_size,

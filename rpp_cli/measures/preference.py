@@ -26,7 +26,9 @@ for _name, _discount, _what in (
         ("dcgrpp", "dcg", "RPP with recall level i weighted by 1/log2(i+1)"),
         ("invrpp", "inverse", "RPP with recall level i weighted by 1/i")):
     register(Measure(_name, PREFERENCE, "preference", _what + " (graded populations)",
-                     options={"discount": _discount, "populations": "graded"}))
+                     options={"discount": _discount, "populations": "graded"},
+                     parameters=f"-l L: populations grade >= each judged grade >= L (default: "
+                                f"> 0); prints {_name} per pair, {_name}_win per run"))
 
 # Bytes of float64 temporaries per chunk of pairs x levels; bounds memory at any scale.
 _CHUNK_BYTES = 64 << 20

@@ -264,13 +264,14 @@ def collection_run(coll, r: int) -> dict[str, dict[str, float]]:
     return out
 
 
-from . import family  # noqa: E402  (the registry imports this module)
+from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry imports us)
 
 
 @family("trec")
 def compute(ctx, measures) -> None:
     """trec_eval measures through pytrec_eval, per query and aggregated as trec_eval does."""
     from ..aggregate import add_metric
+    from ..progress import progress
 
     coll = ctx.collection
     requests = [m.trec for m in measures]
@@ -278,7 +279,7 @@ def compute(ctx, measures) -> None:
     qrels = collection_qrels(coll)
     names = [n for req in requests for n in req.output_names()]
     values = {n: np.zeros((len(coll.qids), len(coll.run_names))) for n in names}
-    for r in range(len(coll.run_names)):
+    for r in progress(range(len(coll.run_names)), "trec_eval measures"):
         per_query = evaluate(qrels, collection_run(coll, r), requests, level)
         for qi, qid in enumerate(coll.qids):
             got = per_query.get(qid, {})
@@ -291,3 +292,26 @@ def compute(ctx, measures) -> None:
         add_metric(ctx.results, n, values[n], shown, overall)
         if n not in GEOMETRIC:
             ctx.metrics[n] = values[n]
+
+
+def _parameters(base: str) -> str:
+    """``-m`` parameter syntax of ``base`` and trec_eval's defaults, for ``rpp measures``."""
+    if base in LONG_CUTOFFS:
+        return f"{base}.k1,k2,... (default {','.join(map(str, LONG_CUTOFFS[base]))})"
+    if base in FLOAT_CUTOFFS:
+        return f"{base}.x1,x2,... (default {','.join(map(str, FLOAT_CUTOFFS[base]))})"
+    if base in PAIR_PARAMS:
+        return f"{base}.grade=gain,... (default: gain = grade)"
+    return {"utility": "utility.a,b,c,d (default 1,-1,0,0)",
+            "11pt_avg": "11pt_avg.r1,r2,... (default 0.0,0.1,...,1.0)",
+            "set_F": "set_F.beta (default 1)"}.get(base, "")
+
+
+for _base in ORDER:
+    if _base not in TEXT_MEASURES:  # runid, relstring: text, not numbers
+        _what = re.sub(r" \(\.[^)]*\)$", "", DESCRIPTIONS[_base])  # syntax: parameters
+        register(Measure(_base, METRIC, "trec", f"trec_eval: {_what}",
+                         trec=TrecRequest(_base), parameters=_parameters(_base)))
+for _nick, _members in NICKNAMES.items():
+    register(Measure(_nick, SET, "trec", f"trec_eval's set: {' '.join(_members)}",
+                     trec=TrecRequest(_nick)))

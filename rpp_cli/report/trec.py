@@ -3,19 +3,16 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..results import ALL, Results
+from ..results import Results
+from .common import coded_rows, number, write_lines
 
 
 def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True) -> None:
     """Write every row, per-query rows first, in the stable SPEC §7 order (``all`` rows
     only with ``summary``)."""
-    lines = []
-    for measure, qid, run, other, value in results.rows():
-        if not summary and qid == ALL:
-            continue
-        runs = run if other is None else f"{run}\t{other}"
-        lines.append(f"{measure:<22}\t{qid}\t{runs}\t{value:.{precision}f}\n")
-        if len(lines) >= 65536:
-            out.write("".join(lines))
-            lines.clear()
-    out.write("".join(lines))
+    measures, qids, runs, rows = coded_rows(results, summary)
+    m_txt = [f"{m:<22}\t" for m in measures]
+    q_txt = [f"{q}\t" for q in qids]
+    o_txt = [f"\t{r}" for r in runs] + [""]
+    write_lines(out, (f"{m_txt[m]}{q_txt[q]}{runs[r]}{o_txt[o]}\t{number(v, precision)}\n"
+                      for m, q, r, o, v in rows))
