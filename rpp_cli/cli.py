@@ -64,9 +64,9 @@ def _closed_pipe_guard() -> Iterator[None]:
         raise _ClosedPipe() from err
 
 
-class _Group(click.Group):
-    """The rpp command group: a closed pipe while parsing (``--help``, ``--version``) or
-    running a command reaches :func:`main` as _ClosedPipe."""
+class RppGroup(click.Group):
+    """The command group: an InputError anywhere below becomes one line and exit 2; a closed
+    pipe while parsing (``--help``, ``--version``) or running reaches :func:`main`."""
 
     def make_context(self, *args, **kwargs) -> click.Context:
         with _closed_pipe_guard():
@@ -74,10 +74,14 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context):
         with _closed_pipe_guard():
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except InputError as err:
+                click.echo(f"rpp: {err}", err=True)
+                ctx.exit(EXIT_BAD_INPUT)
 
 
-@click.group(cls=_Group,
+@click.group(cls=RppGroup,
              context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(__version__, "-V", "--version", prog_name="rpp")
 def cli() -> None:
@@ -150,23 +154,8 @@ def _closed_pipe() -> None:
 
 
 def main() -> None:
-    """Entry point: run the CLI; bad input -> one line and exit 2; closed pipes are quiet."""
+    """Entry point: the CLI, quiet when stdout is a closed pipe (``rpp eval ... | head``)."""
     try:
-        cli.main(standalone_mode=False)
-    except (_ClosedPipe, BrokenPipeError):
-        _closed_pipe()
-    except InputError as err:
-        click.echo(f"rpp: {err}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except click.exceptions.Abort:
-        click.echo("rpp: aborted", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except click.ClickException as err:
-        err.show()
-        sys.exit(err.exit_code)
-    except click.exceptions.Exit as err:
-        sys.exit(err.exit_code)
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
+        cli.main(prog_name="rpp")
+    except _ClosedPipe:
         _closed_pipe()

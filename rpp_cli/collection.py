@@ -114,8 +114,9 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
     """f_i(P) for every run and member slot (SPEC §2): (R, L) int64.
 
     Retrieved members take their ranks in increasing order; the i-th member when the run
-    missed it sits at n - m_P + i. Without ``corpus_size`` n is taken as a huge number, which
-    leaves every RPP sign unchanged (a retrieved item always beats an unretrieved one).
+    missed it sits at n - m_P + i. With a small n a missed item can tie with or beat an item
+    another run retrieved deep down (a run of depth 1 puts its missed items at n); without
+    ``corpus_size`` n is taken as infinite, as the paper's reference code does.
     """
     r = ranks[:, pops.member_item]
     key = np.where(r > 0, r, _UNRET) + pops.member_seg * _SEG

@@ -157,6 +157,8 @@ def read_table(path: str, allowed_fields: tuple[int, ...], kind: str) -> Table:
         raise InputError(f"not a text file (binary byte 0x{data[pos]:02x}); expected {kind}",
                          path, line)
     space = data <= 32
+    if space.all():
+        raise InputError(f"empty file: no {kind} lines", path)
     solid = ~space
     starts = np.flatnonzero(solid & np.concatenate(([True], space[:-1])))
     ends = np.flatnonzero(solid & np.concatenate((space[1:], [True]))) + 1

@@ -88,7 +88,8 @@ def compute(ctx, measures: list[Measure]) -> None:
         by_scheme.setdefault(m.options["populations"], []).append(m)
     for scheme, group in by_scheme.items():
         pops = POPULATIONS[scheme](ctx.collection)
-        positions = worst_case_positions(ctx.collection.ranks, pops)
+        positions = worst_case_positions(ctx.collection.ranks, pops,
+                                         ctx.collection.corpus_size)
         weights = np.stack([level_weights(pops, m.options["discount"]) for m in group], axis=1)
         tensor = pairwise(positions, pops, weights, len(ctx.collection.qids))
         for m, per_query in zip(group, tensor):

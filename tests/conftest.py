@@ -1,0 +1,75 @@
+"""Shared helpers: write tiny collections to files and run the CLI in-process."""
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rpp_cli.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+DEMO = FIXTURES / "demo"
+PAPER = FIXTURES / "paper"
+
+
+@dataclass
+class Outcome:
+    code: int
+    out: str
+    err: str
+
+
+def rpp(*args: str, stdin: bytes | str | None = None) -> Outcome:
+    """Run ``rpp ARGS`` in-process; stdout and stderr kept apart."""
+    result = CliRunner().invoke(cli, [str(a) for a in args], input=stdin, catch_exceptions=False)
+    return Outcome(result.exit_code, result.stdout, result.stderr)
+
+
+def write_qrels(path: Path, rows: list[tuple[str, str, float]], gz: bool = False) -> Path:
+    """``rows`` = (qid, docno, grade)."""
+    text = "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows)
+    _write(path, text, gz)
+    return path
+
+
+def write_run(path: Path, ranking: dict[str, list[str]], tag: str = "run",
+              scores: dict[str, list[float]] | None = None, gz: bool = False) -> Path:
+    """``ranking[qid]`` = docnos best first; scores default to len..1 (no ties)."""
+    lines = []
+    for qid, docs in ranking.items():
+        sc = scores[qid] if scores else [float(len(docs) - i) for i in range(len(docs))]
+        lines += [f"{qid} Q0 {d} {i + 1} {s} {tag}\n" for i, (d, s) in enumerate(zip(docs, sc))]
+    _write(path, "".join(lines), gz)
+    return path
+
+
+def _write(path: Path, text: str, gz: bool) -> None:
+    if gz:
+        with gzip.open(path, "wt") as f:
+            f.write(text)
+    else:
+        path.write_text(text)
+
+
+def parse_lines(text: str) -> dict[tuple, float]:
+    """SPEC §7 text -> {(measure, qid, run[, other]): value}."""
+    out = {}
+    for line in text.splitlines():
+        fields = line.split("\t")
+        out[(fields[0].strip(), *fields[1:-1])] = float(fields[-1])
+    return out
+
+
+@pytest.fixture
+def tiny(tmp_path: Path):
+    """A factory: tiny(qrels_rows, {tag: ranking}) -> (qrels path, [run paths])."""
+    def make(qrels_rows, runs, scores=None):
+        q = write_qrels(tmp_path / "qrels", qrels_rows)
+        paths = [write_run(tmp_path / f"{tag}.run", ranking, tag,
+                           (scores or {}).get(tag)) for tag, ranking in runs.items()]
+        return q, paths
+    return make

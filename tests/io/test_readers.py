@@ -1,0 +1,156 @@
+"""Readers (SPEC §1): every bad input is one line on stderr, exit 2, naming file and line."""
+from __future__ import annotations
+
+import gzip
+import re
+
+import pytest
+
+from rpp_cli.io.runs import name_runs, read_run
+
+from ..conftest import DEMO, parse_lines, rpp, write_qrels, write_run
+
+QRELS_ROWS = [("q1", "a", 1), ("q1", "b", 0), ("q2", "c", 2)]
+
+
+@pytest.fixture
+def good(tmp_path):
+    q = write_qrels(tmp_path / "qrels", QRELS_ROWS)
+    r = write_run(tmp_path / "r1", {"q1": ["a", "b"], "q2": ["c"]}, "one")
+    r2 = write_run(tmp_path / "r2", {"q1": ["b", "a"], "q2": ["x", "c"]}, "two")
+    return q, r, r2
+
+
+def one_error_line(res, pattern: str) -> None:
+    assert res.code == 2, (res.code, res.out, res.err)
+    assert res.out == ""
+    lines = res.err.splitlines()
+    assert len(lines) == 1, res.err
+    assert "Traceback" not in res.err
+    assert re.fullmatch(r"rpp: " + pattern, lines[0]), lines[0]
+
+
+def test_missing_file(good, tmp_path):
+    q, r, _ = good
+    one_error_line(rpp("eval", q, tmp_path / "nope.run"), r".*/nope\.run: no such file")
+    one_error_line(rpp("eval", tmp_path / "nope.qrels", r), r".*/nope\.qrels: no such file")
+
+
+def test_directory_given_as_file(good, tmp_path):
+    q, _, _ = good
+    one_error_line(rpp("eval", q, tmp_path), r".*: is a directory, not a file")
+
+
+def test_empty_file(good, tmp_path):
+    q, r, _ = good
+    (tmp_path / "empty").write_text("")
+    one_error_line(rpp("eval", q, r, tmp_path / "empty"), r".*/empty: empty file: no run.*")
+    (tmp_path / "comments").write_text("# only a comment\n\n")
+    one_error_line(rpp("eval", tmp_path / "comments", r), r".*/comments: empty file.*")
+
+
+def test_binary_garbage(good, tmp_path):
+    q, r, _ = good
+    (tmp_path / "junk").write_bytes(bytes(range(256)) * 4)
+    one_error_line(rpp("eval", q, r, tmp_path / "junk"), r".*/junk:1: not a text file.*")
+
+
+def test_too_few_fields_names_the_line(good, tmp_path):
+    q, r, _ = good
+    bad = tmp_path / "bad"
+    bad.write_text("q1 Q0 a 1 2.0 t\n# comment\n\nq1 Q0 b 2\n")
+    one_error_line(rpp("eval", q, bad), r".*/bad:4: expected 5 or 6 fields \(run: .*\), found 4")
+    bad.write_text("q1 0 a 1\nq1 0 b 1 extra\n")
+    one_error_line(rpp("eval", bad, r), r".*/bad:2: expected 4 fields \(qrels: .*\), found 5")
+
+
+@pytest.mark.parametrize("score", ["high", "inf", "-inf", "nan", "1.0.0"])
+def test_bad_scores(good, tmp_path, score):
+    q, r, _ = good
+    bad = tmp_path / "bad"
+    bad.write_text(f"q1 Q0 a 1 2.0 t\nq1 Q0 b 2 {score} t\n")
+    one_error_line(rpp("eval", q, bad), rf".*/bad:2: score '{re.escape(score)}' is not a finite number")
+
+
+def test_non_numeric_grade(good, tmp_path):
+    _, r, _ = good
+    bad = tmp_path / "qrels.bad"
+    bad.write_text("q1 0 a 1\nq1 0 b high\n")
+    one_error_line(rpp("eval", bad, r), r".*/qrels\.bad:2: grade 'high' is not a finite number")
+
+
+def test_duplicate_docno_is_an_error_unless_dedup(good, tmp_path):
+    q, _, r2 = good
+    dup = tmp_path / "dup"
+    dup.write_text("q1 Q0 a 1 3.0 d\nq1 Q0 b 2 2.0 d\nq1 Q0 a 3 5.0 d\n")
+    one_error_line(rpp("eval", q, dup, r2),
+                   r".*/dup:3: docno 'a' repeated in query q1 \(first at line 1\); use --dedup.*")
+    res = rpp("eval", "--dedup", "-m", "P.1", q, dup, r2)
+    assert res.code == 0
+    assert "1 repeated docno dropped, kept the best-scored copy" in res.err
+    assert parse_lines(res.out)[("P_1", "all", "d")] == 0.5  # a (5.0) first in q1
+
+
+def test_run_sharing_no_query(good, tmp_path):
+    q, r, _ = good
+    other = write_run(tmp_path / "other", {"q9": ["a"]}, "other")
+    one_error_line(rpp("eval", q, r, other), r".*/other: shares no query with the qrels.*")
+
+
+def test_bad_line_deep_in_large_gzip_file(good, tmp_path):
+    q, _, r2 = good
+    big = tmp_path / "big.run"  # no .gz suffix: detected by magic bytes
+    lines = [f"q1 Q0 doc{i} {i + 1} {-i} big\n" for i in range(200_000)]
+    lines[151_234] = "q1 Q0 broken 3\n"
+    with gzip.open(big, "wt") as f:
+        f.write("".join(lines))
+    one_error_line(rpp("eval", q, big, r2), r".*/big\.run:151235: expected 5 or 6 fields.*")
+
+
+def test_corrupt_gzip(good, tmp_path):
+    q, r, _ = good
+    bad = tmp_path / "bad.gz"
+    bad.write_bytes(gzip.compress(b"q1 Q0 a 1 1 t\n" * 100)[:40])
+    one_error_line(rpp("eval", q, r, bad), r".*/bad\.gz: corrupt gzip data.*")
+
+
+def test_gzip_plain_stdin_comments_and_crlf_give_the_same_numbers(good, tmp_path):
+    q, r, r2 = good
+    want = rpp("eval", "-q", q, r, r2).out
+    gz = tmp_path / "r1.txt"
+    gz.write_bytes(gzip.compress(r.read_bytes()))
+    crlf = tmp_path / "r2.crlf"
+    crlf.write_bytes(b"# a comment\r\n\r\n" + r2.read_bytes().replace(b"\n", b"\r\n"))
+    assert rpp("eval", "-q", q, gz, crlf).out == want
+    assert rpp("eval", "-q", q, "-", r2, stdin=r.read_text()).out == want
+
+
+def test_stdin_only_once(good):
+    q, _, _ = good
+    one_error_line(rpp("eval", q, "-", "-", stdin="q1 Q0 a 1 1 t\n"),
+                   r"-: standard input can be read only once")
+
+
+def test_bad_options(good):
+    q, r, r2 = good
+    one_error_line(rpp("eval", "-l", "0", q, r, r2), r"relevance level must be > 0 \(got 0\)")
+    one_error_line(rpp("eval", "--corpus-size", "1", q, r, r2),
+                   r"--corpus-size 1 is smaller than the 2 distinct items of query q1")
+
+
+def test_run_names_tag_then_base_name_then_path(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    a = write_run(tmp_path / "x" / "same", {"q": ["a"]}, "tag1")
+    b = write_run(tmp_path / "y" / "same", {"q": ["a"]}, "tag1")
+    c = write_run(tmp_path / "x" / "c.run", {"q": ["a"]}, "tag1")
+    d = write_run(tmp_path / "d.run", {"q": ["a"]}, "solo")
+    names, notes = name_runs([read_run(str(p)) for p in (a, b, c, d)])
+    assert names == [str(a), str(b), "c.run", "solo"]
+    assert len(notes) == 3 and "named by its path" in notes[0]
+
+
+def test_fixture_collection_reads_cleanly():
+    res = rpp("eval", "-m", "rpp", DEMO / "qrels", *sorted((DEMO / "runs").iterdir()))
+    assert res.code == 0
+    assert "monot5: 1 query not in the qrels, ignored" in res.err

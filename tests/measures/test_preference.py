@@ -1,0 +1,150 @@
+"""RPP, dcgRPP and invRPP on rankings small enough to count by hand (SPEC §4)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rpp_cli.collection import Populations, worst_case_positions
+from rpp_cli.measures.preference import level_weights, pairwise
+
+from ..conftest import PAPER, parse_lines, rpp
+
+LOG2_3 = math.log2(3)
+
+
+def values(out: str, measure: str, qid: str = "all") -> dict[tuple[str, str], float]:
+    return {k[2:]: v for k, v in parse_lines(out).items() if k[0] == measure and k[1] == qid}
+
+
+def weighted(signs_by_population: list[list[int]], discount) -> float:
+    """RPP from hand-listed signs: p(P) ∝ m_P, p(i|P) ∝ discount(i)."""
+    total = sum(len(s) for s in signs_by_population)
+    value = 0.0
+    for signs in signs_by_population:
+        w = [discount(i) for i in range(1, len(signs) + 1)]
+        value += len(signs) / total * sum(wi * si for wi, si in zip(w, signs)) / sum(w)
+    return value
+
+
+UNIFORM = lambda i: 1.0  # noqa: E731
+DCG = lambda i: 1 / math.log2(i + 1)  # noqa: E731
+INV = lambda i: 1 / i  # noqa: E731
+
+
+def test_paper_worked_example():
+    """SPEC §4: X = 0 4 3 0 0 0 1 0 3, Y = 3 0 4 5 3 0 0 1 1 (grades in ranking order).
+
+    Populations λ = 1, 3, 4, 5 with 6, 4, 2, 1 members. Positions (U = unretrieved):
+      λ=1: X 2 3 7 9 U U   Y 1 3 4 5 8 9   signs for RPP(X, Y): - 0 - - - -
+      λ=3: X 2 3 9 U       Y 1 3 4 5       - 0 - -
+      λ=4: X 2 U           Y 3 4           + -   (the grade-4 user prefers X at i = 1)
+      λ=5: X U             Y 4             -
+    RPP(X, Y) = (6/13)(-5/6) + (4/13)(-3/4) + 0 + (1/13)(-1) = -9/13.
+    """
+    signs = [[-1, 0, -1, -1, -1, -1], [-1, 0, -1, -1], [1, -1], [-1]]
+    res = rpp("eval", "-m", "rpp", "-m", "dcgrpp", "-m", "invrpp", "--precision", "12",
+              PAPER / "qrels", PAPER / "run.X", PAPER / "run.Y")
+    assert res.code == 0, res.err
+    assert values(res.out, "rpp")[("X", "Y")] == pytest.approx(-9 / 13, abs=1e-12)
+    assert weighted(signs, UNIFORM) == pytest.approx(-9 / 13)
+    for measure, discount in (("dcgrpp", DCG), ("invrpp", INV)):
+        got = values(res.out, measure)
+        assert got[("X", "Y")] == pytest.approx(weighted(signs, discount), abs=1e-12)
+        assert got[("Y", "X")] == pytest.approx(-weighted(signs, discount), abs=1e-12)
+    # by hand: invRPP = (6/13)(-(1+1/3+1/4+1/5+1/6)/2.45) + (4/13)(-(1+1/3+1/4)/(25/12))
+    #                   + (2/13)((1-1/2)/1.5) + (1/13)(-1)
+    inv = (6 / 13 * -(1 + 1 / 3 + 1 / 4 + 1 / 5 + 1 / 6) / 2.45 + 4 / 13 * -(19 / 12) / (25 / 12)
+           + 2 / 13 * (0.5 / 1.5) - 1 / 13)
+    assert values(res.out, "invrpp")[("X", "Y")] == pytest.approx(inv, abs=1e-12)
+
+
+def test_paper_example_positions():
+    """f_i for λ = 1 and λ = 4 exactly as the SPEC states them (n = 12 items in the union)."""
+    grades = np.array([5, 4, 3, 3, 1, 1])  # d5a d4a d3a d3b d1a d1b
+    ranks = np.array([[0, 2, 3, 9, 7, 0],  # X
+                      [4, 3, 1, 5, 8, 9]])  # Y
+    lam1 = Populations(np.arange(6), np.zeros(6, dtype=np.int64), np.array([0]))
+    lam4 = Populations(np.array([0, 1]), np.zeros(2, dtype=np.int64), np.array([0]))
+    n = np.array([12])
+    assert worst_case_positions(ranks, lam1, n).tolist() == [[2, 3, 7, 9, 11, 12],
+                                                               [1, 3, 4, 5, 8, 9]]
+    assert worst_case_positions(ranks, lam4, n).tolist() == [[2, 12], [3, 4]]
+    assert grades[[0, 1]].min() >= 4
+
+
+def test_binary_one_population(tiny):
+    """Binary grades: A = [a x b], B = [x a c], relevant a b c.
+    A: 1 3 U   B: 2 3 U   -> + 0 0: RPP = 1/3, dcgRPP = 1/(1+1/log2 3+1/2), invRPP = 6/11."""
+    q, runs = tiny([("q", "a", 1), ("q", "b", 1), ("q", "c", 1), ("q", "x", 0)],
+                   {"A": {"q": ["a", "x", "b"]}, "B": {"q": ["x", "a", "c"]}})
+    res = rpp("eval", "-m", "rpp", "-m", "dcgrpp", "-m", "invrpp", "--precision", "12", q, *runs)
+    assert values(res.out, "rpp")[("A", "B")] == pytest.approx(1 / 3, abs=1e-12)
+    assert values(res.out, "dcgrpp")[("A", "B")] == pytest.approx(1 / (1 + 1 / LOG2_3 + 0.5),
+                                                                  abs=1e-12)
+    assert values(res.out, "invrpp")[("A", "B")] == pytest.approx(6 / 11, abs=1e-12)
+    assert values(res.out, "rpp_win")[("A",)] == pytest.approx(1 / 3, abs=1e-12)
+
+
+def test_graded_users_disagree(tiny):
+    """a grade 2, b grade 1. A = [b a], B = [a b]. λ=1 {a, b}: A 1 2, B 1 2 (ties);
+    λ=2 {a}: A 2, B 1 -> B. p(λ=1) = 2/3, p(λ=2) = 1/3: every measure gives -1/3."""
+    q, runs = tiny([("q", "a", 2), ("q", "b", 1)], {"A": {"q": ["b", "a"]}, "B": {"q": ["a", "b"]}})
+    res = rpp("eval", "-m", "rpp", "-m", "dcgrpp", "-m", "invrpp", "--precision", "12", q, *runs)
+    for m in ("rpp", "dcgrpp", "invrpp"):
+        assert values(res.out, m)[("A", "B")] == pytest.approx(-1 / 3, abs=1e-12)
+        assert values(res.out, m)[("B", "A")] == pytest.approx(1 / 3, abs=1e-12)
+
+
+def test_run_missing_a_query_and_unretrieved_on_both_sides(tiny):
+    """n is the union of judged and retrieved items of the query (SPEC §2).
+    q1: n = 4 {r1 x y z}; A = [x y r1]: f = 3; B = [z] misses it: f = 4 - 1 + 1 = 4. +1.
+    q2: n = 2 {r2 n2}; A has no line (empty ranking): f = 2; B = [r2]: f = 1. -1.
+    q3: n = 4 {s1 s2 s3 n}; A = [s1]: 1 3 4; B = [n s2]: 2 3 4 -> + 0 0 = 1/3
+    (the two unretrieved levels tie). all = (1 - 1 + 1/3) / 3 = 1/9."""
+    qrels = [("q1", "r1", 1), ("q2", "r2", 1), ("q2", "n2", 0),
+             ("q3", "s1", 1), ("q3", "s2", 1), ("q3", "s3", 1)]
+    q, runs = tiny(qrels, {"A": {"q1": ["x", "y", "r1"], "q3": ["s1"]},
+                           "B": {"q1": ["z"], "q2": ["r2"], "q3": ["n", "s2"]}})
+    res = rpp("eval", "-q", "-m", "rpp", "-m", "invrpp", "--precision", "12", q, *runs)
+    assert res.code == 0
+    got = values(res.out, "rpp", "q1")[("A", "B")], values(res.out, "rpp", "q2")[("A", "B")]
+    assert got == (pytest.approx(1.0), pytest.approx(-1.0))
+    assert values(res.out, "rpp", "q3")[("A", "B")] == pytest.approx(1 / 3, abs=1e-12)
+    assert values(res.out, "invrpp", "q3")[("A", "B")] == pytest.approx(1 / (11 / 6), abs=1e-12)
+    assert values(res.out, "rpp")[("A", "B")] == pytest.approx(1 / 9, abs=1e-12)
+    assert "A: 1 judged query not in the run" in res.err
+
+
+def test_small_corpus_unretrieved_ties_with_retrieved_at_the_bottom(tiny):
+    """SPEC §2 taken literally: q has one relevant item r and n = 2 {r, a}. A = [a] misses r,
+    which lands at n - 1 + 1 = 2; B = [a r] has it at rank 2 too. The full rankings agree."""
+    q, runs = tiny([("q", "r", 1)], {"A": {"q": ["a"]}, "B": {"q": ["a", "r"]}})
+    res = rpp("eval", "-m", "rpp", q, *runs)
+    assert values(res.out, "rpp")[("A", "B")] == 0
+    res = rpp("eval", "-m", "rpp", "--corpus-size", "100", q, *runs)
+    assert values(res.out, "rpp")[("A", "B")] == pytest.approx(-1.0)
+
+
+def test_ties_in_score_ordered_by_docno_descending(tiny):
+    """Equal scores: docno descending (trec_eval). A scores r and z equally: z ranks first,
+    so r is at 2; B puts r at 1 outright. B preferred: RPP(A, B) = -1."""
+    q, runs = tiny([("q", "r", 1)], {"A": {"q": ["r", "z"]}, "B": {"q": ["r", "a"]}},
+                   scores={"A": {"q": [1.0, 1.0]}, "B": {"q": [2.0, 1.0]}})
+    res = rpp("eval", "-m", "rpp", q, *runs)
+    assert values(res.out, "rpp")[("A", "B")] == pytest.approx(-1.0)
+
+
+def test_weights_sum_to_one_per_query():
+    """Σ_P p(P) Σ_i p(i|P) = 1 for every query and discount: RPP = 1 when a wins everywhere."""
+    pops = Populations(np.arange(7), np.array([0, 0, 0, 1, 1, 2, 2]), np.array([0, 0, 1]))
+    for discount in ("uniform", "dcg", "inverse"):
+        w = level_weights(pops, discount)
+        assert np.bincount(pops.seg_query[pops.member_seg], weights=w) == pytest.approx([1, 1])
+    positions = np.array([[1, 2, 3, 1, 2, 1, 2], [4, 5, 6, 3, 4, 3, 4]])
+    w = np.stack([level_weights(pops, d) for d in ("uniform", "dcg", "inverse")], axis=1)
+    out = pairwise(positions, pops, w, 2)
+    assert out[:, :, 0, 1] == pytest.approx(np.ones((3, 2)))
+    assert out[:, :, 1, 0] == pytest.approx(-np.ones((3, 2)))
+    assert (out[:, :, [0, 1], [0, 1]] == 0).all()

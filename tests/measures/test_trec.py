@@ -1,0 +1,112 @@
+"""Baselines: every value equals pytrec_eval's on the same input; trec_eval's -m syntax."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import pytrec_eval
+
+from rpp_cli.errors import InputError
+from rpp_cli.measures import resolve, trec
+
+from ..conftest import DEMO, parse_lines, rpp
+
+RUNS = sorted((DEMO / "runs").iterdir())
+
+
+def reference(run_path, measures, level=1):
+    """pytrec_eval straight from the files, the way its README shows."""
+    with open(DEMO / "qrels") as f:
+        qrels = pytrec_eval.parse_qrel(f)
+    with open(run_path) as f:
+        run = pytrec_eval.parse_run(f)
+    return pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(run)
+
+
+@pytest.mark.parametrize("measures,level", [
+    (["map", "ndcg", "recip_rank", "P.10"], None),
+    (["P.5,10,20", "ndcg_cut.10,20", "recall.100", "bpref", "Rprec", "success.1,5"], None),
+    (["map", "ndcg_cut.10", "P.5"], 2),
+])
+def test_per_query_values_equal_pytrec_eval(measures, level):
+    args = ["eval", "-q", "--precision", "12"] + [a for m in measures for a in ("-m", m)]
+    if level:
+        args += ["-l", str(level)]
+    res = rpp(*args, DEMO / "qrels", *RUNS)
+    assert res.code == 0, res.err
+    got = parse_lines(res.out)
+    names = sorted({k[0] for k in got})
+    assert names and not any(n.startswith("rpp") for n in names)
+    for path in RUNS:
+        want = reference(path, set(measures), level or 1)
+        tag = open(path).readline().split()[5]
+        for (name, qid, run), value in got.items():
+            if run != tag:
+                continue
+            if qid == "all":
+                per_query = [got[(name, q, run)] for q in {k[1] for k in got} - {"all"}]
+                assert value == pytest.approx(sum(per_query) / len(per_query), abs=1e-11)
+            elif qid in want:
+                assert value == pytest.approx(want[qid][name], abs=1e-11), (name, qid, run)
+            else:  # judged query the run skipped: scored as an empty ranking (trec_eval -c)
+                assert value == 0.0
+
+
+def test_missing_query_counts_as_empty_ranking():
+    """bm25 skips queries 210 and 220: map there is 0 and `all` averages over all 25."""
+    res = rpp("eval", "-q", "-m", "map", "--precision", "12", DEMO / "qrels", DEMO / "runs/bm25")
+    got = parse_lines(res.out)
+    assert got[("map", "210", "bm25")] == 0.0
+    per_query = [v for (m, q, r), v in got.items() if q != "all"]
+    assert len(per_query) == 25
+    assert got[("map", "all", "bm25")] == pytest.approx(sum(per_query) / 25, abs=1e-11)
+
+
+def test_sums_and_geometric_means_aggregate_like_trec_eval():
+    res = rpp("eval", "-q", "-m", "num_rel_ret", "-m", "gm_map", "-m", "map", "--precision", "10",
+              DEMO / "qrels", DEMO / "runs/monot5")
+    got = parse_lines(res.out)
+    rel_ret = [v for (m, q, r), v in got.items() if m == "num_rel_ret" and q != "all"]
+    assert got[("num_rel_ret", "all", "monot5")] == sum(rel_ret)
+    aps = [v for (m, q, r), v in got.items() if m == "map" and q != "all"]
+    gm = math.exp(sum(math.log(max(a, 1e-5)) for a in aps) / len(aps))
+    assert got[("gm_map", "all", "monot5")] == pytest.approx(gm, abs=1e-9)
+    assert not any(m == "gm_map" and q != "all" for (m, q, r) in got)  # as trec_eval
+
+
+def test_default_measures_and_exact_selection():
+    assert [m.name for m in resolve(None)] == ["rpp", "dcgrpp", "invrpp", "map", "ndcg",
+                                               "recip_rank", "P.10", "asl"]
+    assert [m.name for m in resolve(["rpp"])] == ["rpp"]
+    assert [m.name for m in resolve(["P_10", "ndcg_cut.10"])] == ["P.10", "ndcg_cut.10"]
+
+
+@pytest.mark.parametrize("spec,names", [
+    ("P.5,10", ["P_5", "P_10"]),
+    ("P.10,5", ["P_5", "P_10"]),
+    ("iprec_at_recall..10,.20", ["iprec_at_recall_0.10", "iprec_at_recall_0.20"]),
+    ("Rprec_mult.0.5", ["Rprec_mult_0.50"]),
+    ("success.1,5", ["success_1", "success_5"]),
+    ("utility.2,-1,0,0", ["utility_2,-1,0,0"]),
+    ("ndcg.1=3,2=9", ["ndcg_1=3,2=9"]),
+    ("map", ["map"]),
+])
+def test_trec_eval_parameter_syntax(spec, names):
+    (req,) = trec.parse([spec])
+    assert req.output_names() == names
+
+
+def test_nicknames_and_first_params_win():
+    names = [r.base for r in trec.parse(["official"])]
+    assert names[:3] == ["runid", "num_q", "num_ret"] and "P" in names
+    assert [r.spec for r in trec.parse(["P.5", "P.10"])] == ["P.5"]
+
+
+@pytest.mark.parametrize("spec", ["P.0", "P.abc", "P.5,5", "ndcg.1", "utility.1,2", "map.5",
+                                  "nosuch", "P."])
+def test_malformed_measures_are_input_errors_not_crashes(spec):
+    with pytest.raises(InputError):
+        resolve([spec])
+    res = rpp("eval", "-m", spec, DEMO / "qrels", DEMO / "runs/bm25")
+    assert res.code == 2
+    assert res.err.count("\n") == 1 and res.err.startswith("rpp: ")

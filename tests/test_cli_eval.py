@@ -1,0 +1,82 @@
+"""`rpp eval` output (SPEC §7): layout, order, options, and a stored regression snapshot."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from .conftest import DEMO, PAPER, ROOT, rpp, write_qrels, write_run
+
+RUNS = sorted((DEMO / "runs").iterdir())
+GOLDEN = ROOT / "tests" / "golden" / "eval_demo_q_p10.txt"
+
+
+def test_line_layout_value_last():
+    res = rpp("eval", DEMO / "qrels", *RUNS)
+    assert res.code == 0
+    for line in res.out.splitlines():
+        fields = line.split("\t")
+        assert len(fields[0]) == 22 and fields[0] == fields[0].rstrip().ljust(22)
+        assert fields[1] == "all"
+        assert re.fullmatch(r"-?\d+\.\d{4}", fields[-1])
+        assert len(fields) == (5 if fields[0].strip() in ("rpp", "dcgrpp", "invrpp") else 4)
+    measures = list(dict.fromkeys(line.split("\t")[0].strip() for line in res.out.splitlines()))
+    assert measures == ["rpp", "rpp_win", "dcgrpp", "dcgrpp_win", "invrpp", "invrpp_win", "map",
+                        "ndcg", "recip_rank", "P_10", "asl"]
+
+
+def test_per_query_lines_first_in_trec_eval_query_order(tmp_path):
+    q = write_qrels(tmp_path / "qrels", [("2", "a", 1), ("10", "a", 1), ("1", "a", 1)])
+    r1 = write_run(tmp_path / "b", {"1": ["a"], "2": ["a"], "10": ["x", "a"]}, "zeta")
+    r2 = write_run(tmp_path / "a", {"1": ["x", "a"], "2": ["a"], "10": ["a"]}, "alpha")
+    res = rpp("eval", "-q", "-m", "rpp", "-m", "map", q, r1, r2)
+    qids = [line.split("\t")[1] for line in res.out.splitlines()]
+    assert qids == ["1"] * 6 + ["10"] * 6 + ["2"] * 6 + ["all"] * 6  # strcmp order, then all
+    first = [line.split("\t")[2] for line in res.out.splitlines()[:6]]
+    assert first == ["zeta", "alpha", "zeta", "alpha", "zeta", "alpha"]  # argument order
+
+
+def test_no_summary_precision_and_stdout_only_results():
+    res = rpp("eval", "-q", "-n", "-m", "map", "--precision", "10", PAPER / "qrels",
+              PAPER / "run.X")
+    assert res.out == "map                   \tq1\tX\t0.3399470899\n"
+    assert res.err == ""  # -m map only: no preference asked, nothing to note
+
+
+def test_one_run_gives_baselines_and_a_note():
+    res = rpp("eval", PAPER / "qrels", PAPER / "run.X")
+    assert res.code == 0
+    assert "preferences need two runs" in res.err
+    assert {line.split("\t")[0].strip() for line in res.out.splitlines()} == {
+        "map", "ndcg", "recip_rank", "P_10", "asl"}
+
+
+def test_measures_lists_the_registry():
+    res = rpp("measures")
+    names = {line.split("\t")[0].strip() for line in res.out.splitlines()}
+    assert {"rpp", "dcgrpp", "invrpp", "asl", "map", "ndcg_cut", "official"} <= names
+
+
+def test_python_dash_m_entry_point_and_exit_codes():
+    ok = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-m", "map",
+                         str(PAPER / "qrels"), str(PAPER / "run.X")], capture_output=True, text=True)
+    assert ok.returncode == 0 and ok.stdout.startswith("map")
+    bad = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", str(PAPER / "qrels"),
+                          "/nonexistent"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr == "rpp: /nonexistent: no such file\n"
+
+
+def test_regression_snapshot_of_the_fixture_collection():
+    """Every printed value (-q, 10 decimals) must stay bit-identical across optimisations.
+    Regenerate only for an intended change of numbers:
+      rpp eval -q --precision 10 fixtures/demo/qrels fixtures/demo/runs/* > tests/golden/...
+    (run from the repository root)."""
+    import os
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        res = rpp("eval", "-q", "--precision", "10", "fixtures/demo/qrels",
+                  *[f"fixtures/demo/runs/{p.name}" for p in RUNS])
+    finally:
+        os.chdir(cwd)
+    assert res.out == GOLDEN.read_text()

@@ -1,0 +1,196 @@
+"""Property tests on random small collections (SPEC §2-4), against a deliberately slow,
+literal implementation of the SPEC written here."""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rpp_cli.collection import Populations
+from rpp_cli.measures.preference import level_weights, pairwise
+
+from .conftest import parse_lines, rpp
+
+DOCS = ["a", "b", "c", "d10", "d2", "d9", "zz", "Z"]
+QIDS = ["1", "10", "2"]
+DISCOUNTS = {"rpp": lambda i: 1.0, "dcgrpp": lambda i: 1 / math.log2(i + 1),
+             "invrpp": lambda i: 1 / i}
+
+
+@st.composite
+def collections(draw):
+    """qrels {q: {d: g}} (>= 1 relevant somewhere) and 2-4 runs {q: [(d, score)]}."""
+    qrels = {}
+    for q in QIDS:
+        judged = draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=6))
+        qrels[q] = {d: draw(st.integers(0, 3)) for d in judged}
+    if not any(g > 0 for docs in qrels.values() for g in docs.values()):
+        qrels["1"]["a"] = 1
+    evaluated = [q for q in QIDS if any(g > 0 for g in qrels[q].values())]
+    n_runs = draw(st.integers(2, 4))
+    runs = []
+    for _ in range(n_runs):
+        run = {}
+        for q in QIDS + ["77"]:
+            docs = draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=7))
+            run[q] = [(d, draw(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.25]))) for d in docs]
+        if not any(run[q] for q in evaluated):
+            run[evaluated[0]] = [("a", 1.0)]
+        runs.append(run)
+    return qrels, runs
+
+
+def slow_rpp(qrels, runs, measure):
+    """SPEC §2-4 taken literally, one query, pair and recall level at a time."""
+    out = {}
+    for q in QIDS:
+        rel = {d: g for d, g in qrels[q].items() if g > 0}
+        if not rel:
+            continue
+        union = set(qrels[q]) | {d for run in runs for d, _ in run[q]}
+        n = len(union)
+        ranks = []
+        for run in runs:
+            order = sorted(run[q], key=lambda x: (x[1], x[0].encode()), reverse=True)
+            ranks.append({d: i + 1 for i, (d, _) in enumerate(order)})
+        pops = [[d for d in rel if rel[d] >= lam] for lam in sorted(set(rel.values()))]
+        total = sum(len(p) for p in pops)
+
+        def f(rank, pop):
+            got = sorted(rank[d] for d in pop if d in rank)
+            return got + [n - len(pop) + i for i in range(len(got) + 1, len(pop) + 1)]
+
+        for a in range(len(runs)):
+            for b in range(len(runs)):
+                value = 0.0
+                for pop in pops:
+                    fa, fb = f(ranks[a], pop), f(ranks[b], pop)
+                    w = [DISCOUNTS[measure](i) for i in range(1, len(pop) + 1)]
+                    s = sum(wi * np.sign(y - x) for wi, x, y in zip(w, fa, fb))
+                    value += len(pop) / total * s / sum(w)
+                out[(q, a, b)] = value
+    return out
+
+
+def slow_asl(qrels, runs):
+    """Mean worst-case position of the relevant items, n = union of runs and judged items."""
+    out = {}
+    for q in QIDS:
+        rel = [d for d, g in qrels[q].items() if g > 0]
+        if not rel:
+            continue
+        n = len(set(qrels[q]) | {d for run in runs for d, _ in run[q]})
+        for r, run in enumerate(runs):
+            order = sorted(run[q], key=lambda x: (x[1], x[0].encode()), reverse=True)
+            rank = {d: i + 1 for i, (d, _) in enumerate(order)}
+            got = sorted(rank[d] for d in rel if d in rank)
+            pos = got + [n - len(rel) + i for i in range(len(got) + 1, len(rel) + 1)]
+            out[(q, r)] = sum(pos) / len(pos)
+    return out
+
+
+def write(tmp, qrels, runs, shuffle_seed=None):
+    qlines = [f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()]
+    run_lines = [[f"{q} Q0 {d} {i + 1} {s} sys{r}\n" for q, docs in run.items()
+                  for i, (d, s) in enumerate(docs)] for r, run in enumerate(runs)]
+    if shuffle_seed is not None:
+        rnd = random.Random(shuffle_seed)
+        rnd.shuffle(qlines)
+        for lines in run_lines:
+            rnd.shuffle(lines)
+    (tmp / "qrels").write_text("".join(qlines))
+    paths = []
+    for r, lines in enumerate(run_lines):
+        (tmp / f"r{r}").write_text("".join(lines))
+        paths.append(tmp / f"r{r}")
+    return tmp / "qrels", paths
+
+
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(collections())
+def test_matches_slow_reference(tmp_path, coll):
+    qrels, runs = coll
+    q, paths = write(tmp_path, qrels, runs)
+    res = rpp("eval", "-q", "-m", "rpp", "-m", "dcgrpp", "-m", "invrpp", "-m", "asl",
+              "--precision", "14", q, *paths)
+    assert res.code == 0, res.err
+    got = parse_lines(res.out)
+    for measure in DISCOUNTS:
+        want = slow_rpp(qrels, runs, measure)
+        qids = sorted({k[0] for k in want})
+        for (qid, a, b), value in want.items():
+            if a != b:
+                assert abs(got[(measure, qid, f"sys{a}", f"sys{b}")] - value) < 1e-12
+        for a in range(len(runs)):
+            for b in range(len(runs)):
+                if a != b:
+                    mean = sum(want[(qid, a, b)] for qid in qids) / len(qids)
+                    assert abs(got[(measure, "all", f"sys{a}", f"sys{b}")] - mean) < 1e-12
+            win = [sum(want[(qid, a, b)] for b in range(len(runs))) / (len(runs) - 1)
+                   for qid in qids]
+            assert abs(got[(f"{measure}_win", "all", f"sys{a}")] - sum(win) / len(win)) < 1e-12
+    for (qid, r), value in slow_asl(qrels, runs).items():
+        assert abs(got[("asl", qid, f"sys{r}")] - value) < 1e-9
+
+
+@SETTINGS
+@given(collections(), st.integers(0, 10**6))
+def test_invariant_to_line_order(tmp_path, coll, seed):
+    qrels, runs = coll
+    q, paths = write(tmp_path, qrels, runs)
+    before = rpp("eval", "-q", "--precision", "14", q, *paths)
+    q, paths = write(tmp_path, qrels, runs, shuffle_seed=seed)
+    after = rpp("eval", "-q", "--precision", "14", q, *paths)
+    assert before.code == after.code == 0
+    assert before.out == after.out
+
+
+@SETTINGS
+@given(collections())
+def test_antisymmetric_bounded_and_zero_on_itself(tmp_path, coll):
+    qrels, runs = coll
+    runs = runs + [runs[0]]  # the same ranking under another name: RPP(a, a) = 0
+    q, paths = write(tmp_path, qrels, runs)
+    res = rpp("eval", "-q", "-m", "rpp", "-m", "dcgrpp", "-m", "invrpp", "--precision", "14",
+              q, *paths)
+    got = parse_lines(res.out)
+    last = f"sys{len(runs) - 1}"
+    for key, value in got.items():
+        assert -1 - 1e-12 <= value <= 1 + 1e-12
+        if len(key) == 4:
+            assert got[(key[0], key[1], key[3], key[2])] == -value
+            if {key[2], key[3]} == {"sys0", last}:
+                assert value == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 5), st.integers(2, 5), st.integers(0, 2**32 - 1))
+def test_kernel_antisymmetry_and_chunking(n_queries, n_runs, seed):
+    """The vectorised kernel directly: exact antisymmetry, zero diagonal, and the same values
+    whatever the chunk size (chunks never split a query)."""
+    import rpp_cli.measures.preference as pref
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 6, n_queries * 2)
+    seg_query = np.repeat(np.arange(n_queries), 2)
+    member_seg = np.repeat(np.arange(len(sizes)), sizes)
+    pops = Populations(np.arange(len(member_seg)), member_seg, seg_query)
+    positions = np.sort(rng.integers(1, 8, (n_runs, len(member_seg))), axis=1)
+    w = level_weights(pops, "dcg")[:, None]
+    full = pairwise(positions, pops, w, n_queries)
+    old = pref._CHUNK_BYTES
+    try:
+        pref._CHUNK_BYTES = 8
+        tiny = pairwise(positions, pops, w, n_queries)
+    finally:
+        pref._CHUNK_BYTES = old
+    assert np.array_equal(full, tiny)
+    assert np.array_equal(full, -full.transpose(0, 1, 3, 2))
+    assert (np.abs(full) <= 1 + 1e-12).all()
