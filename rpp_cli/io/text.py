@@ -18,7 +18,7 @@ from ..errors import InputError
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _STDIN = "-"
-_stdin_used = False
+_stdin_read: object | None = None  # the stdin stream already consumed (one per invocation)
 
 # FNV-1a, 64 bit: the hash of every token, to compare and join strings as integers.
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -27,11 +27,11 @@ _FNV_PRIME = np.uint64(0x100000001B3)
 
 def read_bytes(path: str) -> bytes:
     """The whole content of ``path`` (``-`` = stdin), gunzipped when it starts with gzip magic."""
-    global _stdin_used
+    global _stdin_read
     if path == _STDIN:
-        if _stdin_used:
+        if _stdin_read is sys.stdin:
             raise InputError("standard input can be read only once", path="-")
-        _stdin_used = True
+        _stdin_read = sys.stdin
         data = sys.stdin.buffer.read()
     else:
         if os.path.isdir(path):
