@@ -21,7 +21,8 @@ from .conftest import DEMO, PAPER, ROOT, rpp
 
 RUNS = sorted((DEMO / "runs").iterdir())
 RPP = f"{shlex.quote(sys.executable)} -m rpp_cli"
-DEMO_ARGS = "eval -q --precision 16 fixtures/demo/qrels " + " ".join(f"fixtures/demo/runs/{p.name}" for p in RUNS)
+DEMO_ARGV = ["eval", "-q", "--precision", "16", str(DEMO / "qrels"), *map(str, RUNS)]
+DEMO_ARGS = shlex.join(DEMO_ARGV)
 
 
 def shell(command: str, **kwargs) -> subprocess.CompletedProcess:
@@ -38,11 +39,11 @@ def only_notes(stderr: str) -> bool:
 def test_head_closes_the_pipe_quietly(fmt):
     """More output than a pipe holds (64 KiB), reader gone after one line: exit 0 (the
     command's own status), nothing on stderr but the notes."""
-    full = shell(f"{RPP} {DEMO_ARGS} --format {fmt}")
-    assert len(full.stdout) > 100_000
+    full = rpp(*DEMO_ARGV, "--format", fmt)
+    assert len(full.out) > 100_000
     cut = shell(f"{RPP} {DEMO_ARGS} --format {fmt} | head -1")
-    assert (cut.returncode, cut.stdout) == (0, full.stdout.splitlines(keepends=True)[0])
-    assert only_notes(cut.stderr) and cut.stderr == full.stderr
+    assert (cut.returncode, cut.stdout) == (0, full.out.splitlines(keepends=True)[0])
+    assert only_notes(cut.stderr) and cut.stderr == full.err
 
 
 CLOSED_STDOUT = """
@@ -173,7 +174,7 @@ def test_quick_eval_with_a_terminal_on_stderr_prints_notes_only():
     """Real pty on stderr: the demo takes well under the delay, so no bar is drawn."""
     leader, follower = pty.openpty()
     try:
-        proc = subprocess.run([sys.executable, "-m", "rpp_cli", *DEMO_ARGS.split()], cwd=ROOT,
+        proc = subprocess.run([sys.executable, "-m", "rpp_cli", *DEMO_ARGV], cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=follower)
         os.close(follower)
         seen = b""

@@ -92,7 +92,7 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
     side = 0.55 * n
     fig, ax = plt.subplots(figsize=(side + 3.2, side + 2.0), dpi=120, layout="constrained")
     limit = max(1.0, float(np.nanmax(np.abs(matrix))))
-    cmap = plt.get_cmap("RdBu").with_extremes(bad="0.85")  # grey diagonal: no self-pairs
+    cmap = plt.get_cmap("RdBu").with_extremes(bad="0.85")  # grey: no run is paired with itself
     image = ax.imshow(matrix, cmap=cmap, vmin=-limit, vmax=limit)
     ax.set_xticks(range(n), names, rotation=45, ha="right", rotation_mode="anchor")
     ax.set_yticks(range(n), labels)
