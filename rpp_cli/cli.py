@@ -39,7 +39,8 @@ def input_options(fn):
 
 
 def output_options(fn):
-    """``--format`` and ``--precision``, for every command that prints a Results table."""
+    """``--format`` and ``--precision``, for every command that prints a Results table; the
+    command then ends with ``write_report(results, fmt, sys.stdout, precision)``."""
     fn = click.option("--precision", type=click.IntRange(0, 17), default=4, metavar="N",
                       help="Decimals printed, the same in every format.")(fn)
     fn = click.option("--format", "fmt", type=click.Choice(FORMATS), default="trec",
@@ -98,7 +99,8 @@ def cli() -> None:
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to compute; repeatable. trec_eval syntax works (P.5,10, "
-                   f"ndcg_cut.10, official). Default: {' '.join(DEFAULTS)}.")
+                   f"ndcg_cut.10, official); 'rpp measures' lists them. "
+                   f"Default: {' '.join(DEFAULTS)}.")
 @click.option("-q", "--per-query", is_flag=True, help="Also print per-query values.")
 @click.option("-n", "--no-summary", is_flag=True, help="Do not print the 'all' lines.")
 @output_options

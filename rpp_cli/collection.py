@@ -14,6 +14,7 @@ from .errors import InputError
 from .io.qrels import Qrels, is_relevant
 from .io.runs import Run
 from .io.text import decode
+from .progress import progress
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # A position key is segment * _SEG + rank; unretrieved members get _UNRET, above any rank.
@@ -153,7 +154,8 @@ def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float 
 
     ranks = np.zeros((len(runs), len(item_docno)), dtype=np.int64)
     run_rows = []
-    for r, (run, name) in enumerate(zip(runs, run_names)):
+    for r, (run, name) in enumerate(progress(zip(runs, run_names), "encoding runs",
+                                             length=len(runs))):
         qidx = _match(run.qid.hashes(), run.qid.strings, qid_hash, qid_order,
                       np.array([q.encode("utf-8", "surrogateescape") for q in qids]))
         if not (qidx >= 0).any():
