@@ -123,6 +123,8 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
       rpp                   \tall\trunA\trunB\t0.0953
       map                   \tall\trunA\t0.1785
     """
+    if plot_measure and not plot_path:
+        raise InputError("--plot-measure needs --plot FILE.png")
     if plot_path:
         plot.require()
     notes: list[str] = []

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io.text import decode
+from ..progress import progress
 
 # trec_eval's internal measure order (te_trec_measures), which is also the output order.
 ORDER = (
@@ -271,7 +272,6 @@ from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry im
 def compute(ctx, measures) -> None:
     """trec_eval measures through pytrec_eval, per query and aggregated as trec_eval does."""
     from ..aggregate import add_metric
-    from ..progress import progress
 
     coll = ctx.collection
     requests = [m.trec for m in measures]

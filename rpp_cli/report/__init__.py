@@ -1,7 +1,8 @@
 """Output formats, each written once against the Results table.
 
 Every format module has ``write(results, out, precision, summary)``; :func:`write` picks one
-by name, so a command hands its Results over in one line whatever ``--format`` says.
+by name, so a command hands its Results over in one line whatever ``--format`` says: add
+``@output_options`` (cli.py) and end with ``write(results, fmt, sys.stdout, precision)``.
 """
 from __future__ import annotations
 

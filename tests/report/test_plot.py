@@ -89,6 +89,11 @@ def test_nothing_to_plot_is_bad_usage(tmp_path, args, message):
     assert not (tmp_path / "x.png").exists()
 
 
+def test_plot_measure_without_plot():
+    res = rpp("eval", "--plot-measure", "rpp", DEMO / "qrels", *RUNS)
+    assert (res.code, res.out, res.err) == (2, "", "rpp: --plot-measure needs --plot FILE.png\n")
+
+
 def test_one_run_has_nothing_to_plot(tmp_path):
     res = rpp("eval", "--plot", tmp_path / "x.png", DEMO / "qrels", RUNS[0])
     assert res.code == 2 and res.out == ""
