@@ -6,16 +6,21 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 import click
 
 from . import __version__
 from .errors import EXIT_BAD_INPUT, InputError
-from .evaluate import Options, run_eval
+from .aggregate import ORDERINGS, add_orderings
+from .evaluate import Options, lower_is_better, run_eval
 from .measures import DEFAULTS, REGISTRY
+from .meta import ANALYSES, MetaOptions, plan_meta
+from .progress import progress
 from .report import FORMATS, discard_stdout, plot
+from .report import table as table_report
 from .report import write as write_report
+from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, run_compare
 
 EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
 
@@ -104,6 +109,9 @@ def cli() -> None:
 @click.option("-q", "--per-query", is_flag=True, help="Also print per-query values.")
 @click.option("-n", "--no-summary", is_flag=True, help="Do not print the 'all' lines.")
 @output_options
+@click.option("--orderings", is_flag=True,
+              help="Also print system orderings: M_win_rank, M_borda(_rank), M_mc4(_rank) "
+                   "per preference measure, M_rank per metric (1 = best, ties by run name).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png",
               help="Also draw the aggregate preference matrix as a heatmap, runs ordered "
                    "by win rate (needs matplotlib: pip install 'rpp-cli[plot]'). "
@@ -112,9 +120,9 @@ def cli() -> None:
               help="Preference measure drawn by --plot. Default: the first one computed.")
 @input_options
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool,
-                 no_summary: bool, fmt: str, precision: int, plot_path: str | None,
-                 plot_measure: str | None, level: float | None, corpus_size: int | None,
-                 dedup: bool) -> None:
+                 no_summary: bool, fmt: str, precision: int, orderings: bool,
+                 plot_path: str | None, plot_measure: str | None, level: float | None,
+                 corpus_size: int | None, dedup: bool) -> None:
     """Evaluate RUN files against QRELS: RPP matrices and win rates for every pair of runs,
     and per-run baselines (pytrec_eval). Files may be gzipped; '-' reads stdin.
 
@@ -130,6 +138,8 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
     notes: list[str] = []
     ctx = run_eval(qrels, list(runs), list(measures) or None,
                    Options(level, corpus_size, dedup), per_query, notes)
+    if orderings:
+        add_orderings(ctx.results, ctx.tensors, ctx.metrics, lower_is_better(measures))
     _notes(notes)
     if plot_path:
         plot.preference_heatmap(ctx.results, plot_path, plot_measure)
@@ -148,6 +158,138 @@ def measures_command() -> None:
         params = f"; parameters: {m.parameters}" if m.parameters else ""
         lines.append(f"{m.name:<22}\t{m.kind:<10}\t{m.family:<13}\t{m.description}{params}\n")
     click.echo("".join(lines), nl=False)
+
+
+def _number_list(kind: type) -> Callable:
+    """A click callback parsing a comma-separated list; a bad item is an InputError."""
+    def parse(ctx: click.Context, param: click.Parameter, value: str | None):
+        if value is None:
+            return None
+        try:
+            return tuple(kind(v) for v in value.split(","))
+        except ValueError:
+            raise InputError(f"--{param.name.replace('_', '-')}: '{value}' is not a "
+                             f"comma-separated list of {kind.__name__} values") from None
+    return parse
+
+
+def view_option(fn):
+    """``--view``: SPEC §7 lines (default) or aligned tables for people."""
+    return click.option("--view", type=click.Choice(["trec", "human"]), default="trec",
+                        show_default=True,
+                        help="trec: SPEC lines, value last; human: aligned tables.")(fn)
+
+
+@cli.command("compare")
+@click.argument("qrels", metavar="QRELS")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="Measure to test; repeatable (default: as rpp eval).")
+@click.option("--test", type=click.Choice(TESTS), default="randomization", show_default=True,
+              help="Paired t-test, paired randomization (sign flips) or randomized Tukey HSD.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Level for the '*' of --view human.")
+@click.option("--correction", type=click.Choice(CORRECTIONS), default="none",
+              show_default=True,
+              help="Adjust p-values over the run pairs of each measure.")
+@click.option("--permutations", type=click.IntRange(min=1), default=10000, show_default=True,
+              help="Random sign flips / label permutations.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+              help="Seed of the random permutations.")
+@click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="Decimals printed.")
+@view_option
+@input_options
+def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], test: str,
+                    alpha: float, correction: str, permutations: int, seed: int,
+                    precision: int, view: str, level: float | None, corpus_size: int | None,
+                    dedup: bool) -> None:
+    """Test every pair of RUN files for a significant difference on every measure.
+
+    \b
+    Per ordered pair (a, b) and measure M: the mean effect (M: mean RPP(a, b) for a
+    preference measure; M_diff: mean of m(a) - m(b) for a metric) and its p-value M_p:
+      rpp                   \tall\trunA\trunB\t0.0953
+      rpp_p                 \tall\trunA\trunB\t0.0021
+    """
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha must be in (0, 1) (got {alpha:g})")
+    notes: list[str] = []
+    results = run_compare(qrels, list(runs), list(measures) or None,
+                          Options(level, corpus_size, dedup), test, correction, permutations,
+                          seed, notes)
+    _notes(notes)
+    if view == "human":
+        legend = (f"* p < {alpha:g} ({test}" +
+                  (f", {correction} correction)" if correction != "none" else ")"))
+        table_report.write(results, sys.stdout, precision,
+                           table_report.significance_marks(results, alpha), legend)
+    else:
+        write_report(results, "trec", sys.stdout, precision)
+
+
+@cli.command("meta")
+@click.argument("qrels", metavar="QRELS")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="Measure to study; repeatable (default: as rpp eval).")
+@click.option("--analysis", "analyses", default=",".join(ANALYSES), show_default=True,
+              help="Comma-separated analyses to run.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Significance level of discriminative power.")
+@click.option("--permutations", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Label permutations of the randomized Tukey HSD.")
+@click.option("--samples", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Random query subsets (robustness) and split halves (predictive).")
+@click.option("--query-counts", callback=_number_list(int), metavar="K,K,...",
+              help="Robustness grid of query-subset sizes (default: 10%, 25%, 50%, 75% "
+                   "of the queries).")
+@click.option("--judged-fractions", callback=_number_list(float), metavar="F,F,...",
+              help="Also robustness to keeping a fraction F of each query's relevant "
+                   "judgments (re-evaluates every measure per sample: slow). Default: not "
+                   "done.")
+@click.option("--judged-samples", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Draws per judged fraction.")
+@click.option("--top-fraction", type=float, default=1.0, show_default=True,
+              help="Predictive power among the top fraction of runs by map only.")
+@click.option("--ordering", type=click.Choice(ORDERINGS), default="mc4", show_default=True,
+              help="System ordering of preference measures (metrics: by mean).")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+              help="Seed of every random draw.")
+@click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="Decimals printed.")
+@view_option
+@input_options
+def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], analyses: str,
+                 alpha: float, permutations: int, samples: int,
+                 query_counts: tuple[int, ...] | None, judged_fractions: tuple[float, ...] | None,
+                 judged_samples: int, top_fraction: float, ordering: str, seed: int,
+                 precision: int, view: str, level: float | None, corpus_size: int | None,
+                 dedup: bool) -> None:
+    """How well does each measure tell RUN files apart, agree with the others, survive fewer
+    queries or judgments and predict itself on unseen queries? (Lines: measure as run.)
+
+    \b
+      power_ttest           \tall\trpp\t0.6000
+      agreement_tau         \tall\trpp\tmap\t0.8667
+      robust_queries_12     \tall\trpp\t0.9120
+      predictive_tau        \tall\trpp\tmap\t0.7733
+    """
+    notes: list[str] = []
+    opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,
+                       permutations, samples, query_counts, judged_fractions or (),
+                       judged_samples, top_fraction, ordering, seed)
+    meta = plan_meta(qrels, list(runs), list(measures) or None,
+                     Options(level, corpus_size, dedup), opts, notes)
+    _notes(notes)
+    notes.clear()
+    for job in progress(meta.jobs(), "rpp meta"):
+        job()
+    _notes(notes)
+    if view == "human":
+        table_report.write(meta.results, sys.stdout, precision)
+    else:
+        write_report(meta.results, "trec", sys.stdout, precision)
 
 
 def _closed_pipe() -> None:

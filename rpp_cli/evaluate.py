@@ -71,3 +71,9 @@ def run_eval(qrels_path: str, run_paths: list[str], measure_names: list[str] | N
     measures = resolve(measure_names)
     coll = load(qrels_path, run_paths, options, notes)
     return measure(coll, measures, per_query, notes)
+
+
+def lower_is_better(measure_names: list[str] | tuple[str, ...] | None) -> set[str]:
+    """Output names of the measures (``-m`` values) for which lower is better (e.g. asl)."""
+    return {out for m in resolve(list(measure_names) or None) for out in m.outputs
+            if not m.higher_is_better}

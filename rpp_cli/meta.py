@@ -1,0 +1,279 @@
+"""Meta-evaluation (``rpp meta``): the paper's experiments on the user's own runs.
+
+Four analyses, each a list of jobs that add rows to one Results table whose "runs" are the
+measures studied (so every line keeps the SPEC §7 layout, value last):
+
+- ``power_ttest`` / ``power_hsd`` (M): share of run pairs significant at alpha under the
+  t-test with Bonferroni over all pairs, and under randomized Tukey HSD;
+- ``agreement_tau`` (A, B): Kendall's tau-b between the system orderings of A and B;
+- ``robust_queries_K`` / ``robust_judged_F`` (M): mean tau-b between the ordering from K
+  random queries (or from a fraction F of each query's relevant judgments) and the ordering
+  from everything;
+- ``predictive_tau`` (A, B): mean tau-b between A's ordering on a random half of the queries
+  and B's ordering on the other half (Webber, Moffat and Zobel, SIGIR 2008).
+
+Every random draw comes from ``numpy.random.default_rng([seed, analysis, ...])``, so an
+analysis gives the same numbers whichever other analyses or measures are asked for.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+
+from .aggregate import query_table, rank_positions, subset_scores
+from .collection import Collection
+from .errors import InputError
+from .evaluate import Context, Options, load, measure
+from .io.qrels import Qrels
+from .measures import Measure, resolve
+from .results import Results
+from .stats import DEFAULT_SEED, adjust, hsd, kendall_tau_b, pair_values, testable, ttest
+
+ANALYSES = ("power", "agreement", "robustness", "predictive")
+QUERY_FRACTIONS = (0.1, 0.25, 0.5, 0.75)  # default robustness grid, as shares of the queries
+Job = Callable[[], None]
+
+
+@dataclass(frozen=True)
+class MetaOptions:
+    """What ``rpp meta`` computes, and with how many random draws."""
+
+    analyses: tuple[str, ...] = ANALYSES
+    alpha: float = 0.05
+    permutations: int = 1000
+    samples: int = 1000
+    query_counts: tuple[int, ...] | None = None  # None: QUERY_FRACTIONS of the queries
+    judged_fractions: tuple[float, ...] = ()
+    judged_samples: int = 10
+    top_fraction: float = 1.0
+    ordering: str = "mc4"
+    seed: int = DEFAULT_SEED
+
+
+@dataclass
+class Subject:
+    """One measure under study: its per-query values, oriented so that higher is better."""
+
+    name: str
+    values: np.ndarray  # metric (Q, R) or preference (Q, R, R)
+
+    def scores(self, ordering: str, weights: np.ndarray | None = None,
+               runs: np.ndarray | None = None) -> np.ndarray:
+        """(S, R) ordering scores on query subsets ``weights`` (S, Q), optionally only
+        among ``runs``."""
+        values = self.values
+        if runs is not None:
+            values = values[:, runs][:, :, runs] if values.ndim == 3 else values[:, runs]
+        return subset_scores(*query_table(values, ordering), weights)
+
+
+def subjects(ctx: Context, measures: list[Measure], notes: list[str]) -> list[Subject]:
+    """The measures with per-query values, metrics negated when lower is better."""
+    lower = {out for m in measures for out in m.outputs if not m.higher_is_better}
+    out = []
+    for name, is_pref in testable(ctx, measures, notes):
+        values = ctx.tensors[name] if is_pref else ctx.metrics[name]
+        out.append(Subject(name, -values if name in lower else values))
+    return out
+
+
+def random_subsets(rng: np.random.Generator, samples: int, n_queries: int,
+                   sizes: tuple[int, ...]) -> list[np.ndarray]:
+    """Disjoint random query subsets of the given sizes per sample, as 0/1 (S, Q) weights."""
+    order = np.argsort(rng.random((samples, n_queries)), axis=1)
+    out, lo = [], 0
+    for size in sizes:
+        w = np.zeros((samples, n_queries))
+        np.put_along_axis(w, order[:, lo:lo + size], 1.0, axis=1)
+        out.append(w)
+        lo += size
+    return out
+
+
+def subsample_judgments(coll: Collection, fraction: float,
+                        rng: np.random.Generator) -> Collection:
+    """``coll`` with each query's relevant judgments cut to max(1, floor(fraction * m_q)),
+    chosen at random; dropped ones become unjudged. The corpus size n is unchanged."""
+    n_items = len(coll.item_query)
+    order = np.lexsort((rng.random(n_items), coll.item_query))
+    bounds = coll.item_bounds
+    sizes = np.diff(bounds)
+    keep_n = np.maximum(1, np.floor(fraction * sizes).astype(np.int64))
+    slot = np.arange(n_items) - bounds[coll.item_query[order]]
+    keep = np.zeros(n_items, dtype=bool)
+    keep[order] = slot < keep_n[coll.item_query[order]]
+    main = coll.qrels[0]
+    judgments = {q: dict(docs) for q, docs in main.judgments.items()}
+    for i in np.flatnonzero(~keep).tolist():
+        del judgments[coll.qids[coll.item_query[i]]][coll.item_docno[i]]
+    return replace(coll, item_query=coll.item_query[keep], item_grade=coll.item_grade[keep],
+                   item_docno=[d for d, k in zip(coll.item_docno, keep.tolist()) if k],
+                   ranks=coll.ranks[:, keep], qrels=[Qrels(main.path, judgments)] + coll.qrels[1:],
+                   _corpus_size=coll.corpus_size)
+
+
+def _mean_tau(taus: np.ndarray) -> float:
+    """Mean over draws, skipping draws where tau is undefined (an all-tied ordering)."""
+    finite = taus[np.isfinite(taus)]
+    return float(finite.mean()) if len(finite) else float("nan")
+
+
+class Meta:
+    """The jobs of one ``rpp meta`` call and the Results they fill."""
+
+    def __init__(self, ctx: Context, measures: list[Measure], opts: MetaOptions,
+                 notes: list[str]) -> None:
+        self.ctx, self.measures, self.opts, self.notes = ctx, measures, opts, notes
+        self.subjects = subjects(ctx, measures, notes)
+        self.results = Results([], [s.name for s in self.subjects])
+        self.n_queries = len(ctx.collection.qids)
+        self._full = [s.scores(opts.ordering)[0] for s in self.subjects]
+
+    def jobs(self) -> list[Job]:
+        """Every job of the selected analyses, in output order."""
+        out: list[Job] = []
+        for analysis in self.opts.analyses:
+            out += getattr(self, f"_{analysis}_jobs")()
+        return out
+
+    def _rng(self, *key: int) -> np.random.Generator:
+        return np.random.default_rng([self.opts.seed, *key])
+
+    def _add(self, name: str, values: list[float], pairs: list[tuple[int, int]] | None = None
+             ) -> None:
+        if pairs is None:
+            self.results.add(name, -1, np.arange(len(values)), np.array(values))
+        else:
+            a, b = (np.array(x, dtype=np.int64) for x in zip(*pairs))
+            self.results.add(name, -1, a, np.array(values), b)
+
+    # -- discriminative power ------------------------------------------------------------
+    def _power_jobs(self) -> list[Job]:
+        shares: dict[str, list[float]] = {"power_ttest": [], "power_hsd": []}
+
+        def one(subject: Subject) -> Job:
+            def job() -> None:
+                alpha = self.opts.alpha
+                p_t = adjust(ttest(pair_values(subject.values)), "bonferroni")
+                p_h = hsd(subject.values, self.opts.permutations, self._rng(0))
+                shares["power_ttest"].append(float(np.mean(p_t < alpha)))
+                shares["power_hsd"].append(float(np.mean(p_h < alpha)))
+                if len(shares["power_hsd"]) == len(self.subjects):
+                    for name, values in shares.items():
+                        self._add(name, values)
+            return job
+        return [one(s) for s in self.subjects]
+
+    # -- agreement -----------------------------------------------------------------------
+    def _agreement_jobs(self) -> list[Job]:
+        def job() -> None:
+            n = len(self.subjects)
+            pairs = [(a, b) for a in range(n) for b in range(n) if a != b]
+            if not pairs:
+                return
+            full = np.stack(self._full)
+            a, b = (list(x) for x in zip(*pairs))
+            self._add("agreement_tau", kendall_tau_b(full[a], full[b]).tolist(), pairs)
+        return [job]
+
+    # -- robustness ----------------------------------------------------------------------
+    def query_counts(self) -> tuple[int, ...]:
+        """The robustness grid: ``--query-counts`` or QUERY_FRACTIONS of the queries."""
+        q = self.n_queries
+        if self.opts.query_counts is None:
+            return tuple(sorted({max(1, int(f * q)) for f in QUERY_FRACTIONS}))
+        for k in self.opts.query_counts:
+            if not 1 <= k <= q:
+                raise InputError(f"--query-counts: {k} is not between 1 and {q} "
+                                 "(the number of evaluated queries)")
+        return tuple(sorted(set(self.opts.query_counts)))
+
+    def _robustness_jobs(self) -> list[Job]:
+        def by_queries(k: int) -> Job:
+            def job() -> None:
+                (w,) = random_subsets(self._rng(2, k), self.opts.samples, self.n_queries, (k,))
+                self._add(f"robust_queries_{k}", [
+                    _mean_tau(kendall_tau_b(s.scores(self.opts.ordering, w), full))
+                    for s, full in zip(self.subjects, self._full)])
+            return job
+        out = [by_queries(k) for k in self.query_counts()]
+        for f in self.opts.judged_fractions:
+            out += self._judged_jobs(f)
+        return out
+
+    def _judged_jobs(self, fraction: float) -> list[Job]:
+        rng = self._rng(3, round(fraction * 1_000_000))
+        taus: list[list[float]] = [[] for _ in self.subjects]
+
+        def job() -> None:
+            coll = subsample_judgments(self.ctx.collection, fraction, rng)
+            sub = subjects(measure(coll, self.measures, False, []), self.measures, [])
+            for i, (s, full) in enumerate(zip(sub, self._full)):
+                taus[i].append(float(kendall_tau_b(s.scores(self.opts.ordering)[0], full)))
+            if len(taus[0]) == self.opts.judged_samples:
+                self._add(f"robust_judged_{fraction:.2f}", [_mean_tau(np.array(t)) for t in taus])
+        return [job] * self.opts.judged_samples
+
+    # -- predictive power ----------------------------------------------------------------
+    def top_runs(self) -> np.ndarray | None:
+        """Indices of the top ``--top-fraction`` of runs by map (None: all runs)."""
+        if self.opts.top_fraction >= 1:
+            return None
+        names = self.ctx.collection.run_names
+        n_top = max(2, math.ceil(self.opts.top_fraction * len(names)))
+        ap = self.ctx.metrics.get("map")
+        if ap is None:
+            ap = measure(self.ctx.collection, resolve(["map"]), False, []).metrics["map"]
+        top = np.flatnonzero(rank_positions(ap.mean(axis=0), names) <= n_top)
+        self.notes.append(f"predictive power among the top {n_top} of {len(names)} runs by map: "
+                          + " ".join(names[i] for i in top))
+        return top
+
+    def _predictive_jobs(self) -> list[Job]:
+        def job() -> None:
+            half = self.n_queries // 2
+            runs = self.top_runs()
+            w1, w2 = random_subsets(self._rng(4), self.opts.samples, self.n_queries,
+                                    (half, half))
+            s1 = [s.scores(self.opts.ordering, w1, runs) for s in self.subjects]
+            s2 = [s.scores(self.opts.ordering, w2, runs) for s in self.subjects]
+            n = len(self.subjects)
+            pairs = [(a, b) for a in range(n) for b in range(n)]
+            self._add("predictive_tau", [_mean_tau(kendall_tau_b(s1[a], s2[b]))
+                                         for a, b in pairs], pairs)
+        return [job]
+
+
+def check(opts: MetaOptions, n_runs: int) -> None:
+    """Reject option values no analysis can use, before anything is read."""
+    for name in opts.analyses:
+        if name not in ANALYSES:
+            raise InputError(f"unknown analysis '{name}' (choose from {','.join(ANALYSES)})")
+    if n_runs < 2:
+        raise InputError("meta needs at least two runs")
+    if not 0 < opts.alpha < 1:
+        raise InputError(f"--alpha must be in (0, 1) (got {opts.alpha:g})")
+    if not 0 < opts.top_fraction <= 1:
+        raise InputError(f"--top-fraction must be in (0, 1] (got {opts.top_fraction:g})")
+    for f in opts.judged_fractions:
+        if not 0 < f <= 1:
+            raise InputError(f"--judged-fractions: {f:g} is not in (0, 1]")
+
+
+def plan_meta(qrels_path: str, run_paths: list[str], measure_names: list[str] | None,
+              options: Options, opts: MetaOptions, notes: list[str]) -> Meta:
+    """Evaluate the runs once and lay out the jobs of ``rpp meta``."""
+    check(opts, len(run_paths))
+    measures = resolve(measure_names)
+    coll = load(qrels_path, run_paths, options, notes)
+    if len(coll.qids) < 2 and {"power", "predictive"} & set(opts.analyses):
+        raise InputError("discriminative and predictive power need at least 2 queries")
+    meta = Meta(measure(coll, measures, False, notes), measures, opts, notes)
+    if not meta.subjects:
+        raise InputError("no measure with per-query values to study")
+    if "robustness" in opts.analyses:
+        meta.query_counts()  # bad grid values fail before any work
+    return meta

@@ -1,0 +1,222 @@
+"""Is a difference between runs real? Paired tests, Tukey's HSD, corrections, Kendall's tau-b.
+
+The kernels take per-query arrays (a metric's (Q, R) values or a preference measure's
+(Q, R, R) tensor) and return numpy arrays; :func:`compare` turns them into ``rpp compare``'s
+Results rows. Every test is two-sided and treats the queries as the sample: for a preference
+measure the per-query RPP(a, b) is tested against 0, for a metric the per-query difference
+m(a) - m(b). Unordered run pairs are indexed like ``np.triu_indices(R, 1)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError
+from .evaluate import Options, load, measure
+from .measures import PREFERENCE, resolve
+from .results import Results
+
+TESTS = ("ttest", "randomization", "hsd")
+CORRECTIONS = ("none", "bonferroni", "holm")
+DEFAULT_SEED = 2022
+# A permuted statistic counts as "at least as extreme" when it is >= observed * (1 - this),
+# as in scipy.stats.permutation_test, so float noise never drops the observed labelling.
+_RELATIVE_EPS = 100 * np.finfo(np.float64).eps
+# Elements of the largest temporary array of a permutation loop (32 MiB of float64).
+_CHUNK_ELEMENTS = 1 << 22
+# Elements of the per-query arrays of the HSD loop (128 KiB): small enough to stay in cache.
+_CACHE_ELEMENTS = 1 << 14
+
+
+def pair_values(values: np.ndarray) -> np.ndarray:
+    """(Q, P) per-query value of every unordered pair (a < b): RPP(a, b) or m(a) - m(b)."""
+    ia, ib = np.triu_indices(values.shape[1], 1)
+    if values.ndim == 3:
+        return values[:, ia, ib]
+    return values[:, ia] - values[:, ib]
+
+
+def ttest(x: np.ndarray) -> np.ndarray:
+    """(P,) two-sided one-sample t-test p-values of the columns of ``x`` (Q, P) against 0.
+
+    Equals scipy.stats.ttest_1samp (ttest_rel for metric differences); a column with no
+    variance gets p = 1 when it is all zero and p = 0 otherwise.
+    """
+    from scipy.special import stdtr  # Student's t CDF (what scipy.stats.t uses); lazily,
+    # as scipy costs every other command its import time
+
+    n = len(x)
+    if n < 2:
+        raise InputError(f"the t-test needs at least 2 queries (got {n})")
+    mean = x.mean(axis=0)
+    sd = x.std(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / (sd / np.sqrt(n))
+    p = 2.0 * stdtr(n - 1, -np.abs(t))
+    return np.where(sd == 0, np.where(mean == 0, 1.0, 0.0), p)
+
+
+def _extreme_counts(null: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """(P,) how many rows of ``null`` (B, P) reach the (non-negative) ``observed``."""
+    return (null >= observed - _RELATIVE_EPS * observed).sum(axis=0)
+
+
+def randomization(x: np.ndarray, permutations: int, rng: np.random.Generator) -> np.ndarray:
+    """(P,) paired randomization (sign-flip) p-values of the columns of ``x`` (Q, P).
+
+    Statistic |mean|. When 2**Q <= ``permutations`` every sign vector is enumerated and
+    p = count / 2**Q (exact); otherwise ``permutations`` random sign vectors give
+    p = (count + 1) / (permutations + 1), the observed labelling counted once.
+    """
+    n_q = len(x)
+    observed = np.abs(x.sum(axis=0))
+    exact = n_q < 63 and 2 ** n_q <= permutations
+    total = 2 ** n_q if exact else permutations
+    step = max(1, _CHUNK_ELEMENTS // max(n_q, x.shape[1], 1))
+    count = np.zeros(x.shape[1], dtype=np.int64)
+    for lo in range(0, total, step):
+        hi = min(total, lo + step)
+        if exact:
+            bits = (np.arange(lo, hi)[:, None] >> np.arange(n_q)) & 1
+        else:
+            bits = rng.integers(0, 2, size=(hi - lo, n_q))
+        signs = 1.0 - 2.0 * bits
+        count += _extreme_counts(np.abs(signs @ x), observed)
+    if exact:
+        return count / total
+    return (count + 1) / (permutations + 1)
+
+
+def hsd(values: np.ndarray, permutations: int, rng: np.random.Generator) -> np.ndarray:
+    """(P,) Carterette's randomized Tukey HSD p-values of every unordered run pair.
+
+    Each trial permutes the run labels within every query independently; its statistic is
+    the largest |mean pairwise effect| over all pairs (max mean - min mean for a metric, the
+    largest mean preference for a preference measure). p = (trials reaching the pair's
+    observed |effect| + 1) / (permutations + 1); the family-wise error over all pairs is
+    controlled by construction.
+    """
+    n_q, n_runs = values.shape[:2]
+    observed = np.abs(pair_values(values).mean(axis=0))
+    ia, ib = np.triu_indices(n_runs, 1)
+    width = len(ia) if values.ndim == 3 else n_runs
+    step = max(1, _CACHE_ELEMENTS // max(width, 1))
+    count = np.zeros(len(ia), dtype=np.int64)
+    for lo in range(0, permutations, step):
+        b = min(step, permutations - lo)
+        # perm[q, t, r]: the run whose values fill slot r of query q in trial t
+        perm = rng.permuted(np.broadcast_to(np.arange(n_runs), (n_q, b, n_runs)), axis=2)
+        sums = np.zeros((b, width))
+        for q in range(n_q):  # one query at a time keeps its values and indices in cache
+            p = perm[q]
+            if values.ndim == 3:
+                idx = p[:, ia]
+                idx *= n_runs
+                idx += p[:, ib]
+                sums += values[q].take(idx)
+            else:
+                sums += values[q].take(p)
+        if values.ndim == 3:
+            maxima = np.abs(sums).max(axis=1) / n_q
+        else:
+            maxima = (sums.max(axis=1) - sums.min(axis=1)) / n_q
+        count += _extreme_counts(maxima[:, None], observed)
+    return (count + 1) / (permutations + 1)
+
+
+def adjust(p: np.ndarray, correction: str) -> np.ndarray:
+    """p-values adjusted for the ``len(p)`` comparisons: Bonferroni or Holm's step-down."""
+    m = len(p)
+    if correction == "none" or m == 0:
+        return p
+    if correction == "bonferroni":
+        return np.minimum(1.0, p * m)
+    if correction == "holm":
+        order = np.argsort(p, kind="stable")
+        stepped = np.maximum.accumulate((m - np.arange(m)) * p[order])
+        out = np.empty(m)
+        out[order] = np.minimum(1.0, stepped)
+        return out
+    raise ValueError(f"unknown correction {correction!r}")
+
+
+def significance(values: np.ndarray, test: str, permutations: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    """(P,) unadjusted p-values of every unordered pair under ``test``."""
+    if test == "ttest":
+        return ttest(pair_values(values))
+    if test == "randomization":
+        return randomization(pair_values(values), permutations, rng)
+    if test == "hsd":
+        return hsd(values, permutations, rng)
+    raise ValueError(f"unknown test {test!r}")
+
+
+def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b between score vectors (..., R), batched; NaN when one side is all tied.
+
+    Same definition as scipy.stats.kendalltau (variant b), vectorised because robustness
+    and predictive power need tens of thousands of taus. Scores within the ordering tie
+    tolerance count as ties.
+    """
+    from .aggregate import tie_key
+
+    ia, ib = np.triu_indices(np.shape(x)[-1], 1)
+    kx, ky = tie_key(x), tie_key(y)
+    sx = np.sign(kx[..., ia] - kx[..., ib])
+    sy = np.sign(ky[..., ia] - ky[..., ib])
+    den = np.sqrt(np.count_nonzero(sx, axis=-1) * np.count_nonzero(sy, axis=-1).astype(float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, (sx * sy).sum(axis=-1) / den, np.nan)
+
+
+def compare(ctx, names: list[tuple[str, bool]], test: str, correction: str,
+            permutations: int, seed: int) -> Results:
+    """``rpp compare`` rows: for every ordered run pair and measure M, the mean effect (``M``
+    for a preference measure, ``M_diff`` for a metric) and its p-value ``M_p``.
+
+    ``names`` lists (output name, is preference). Corrections apply per measure over the
+    R(R-1)/2 unordered pairs. Every measure sees the same random permutations (a fresh
+    generator from ``seed``), so its p-values do not depend on the other measures asked.
+    """
+    coll = ctx.collection
+    results = Results(coll.qids, coll.run_names)
+    ia, ib = np.triu_indices(len(coll.run_names), 1)
+    first, second = np.concatenate([ia, ib]), np.concatenate([ib, ia])
+    for name, is_pref in names:
+        values = ctx.tensors[name] if is_pref else ctx.metrics[name]
+        effect = pair_values(values).mean(axis=0)
+        p = adjust(significance(values, test, permutations, np.random.default_rng(seed)),
+                   correction)
+        results.add(name if is_pref else f"{name}_diff", -1, first,
+                    np.concatenate([effect, -effect]), second)
+        results.add(f"{name}_p", -1, first, np.concatenate([p, p]), second)
+    return results
+
+
+def run_compare(qrels_path: str, run_paths: list[str], measure_names: list[str] | None,
+                options: Options, test: str, correction: str, permutations: int, seed: int,
+                notes: list[str]) -> Results:
+    """``rpp compare``: evaluate, then test every pair of runs on every measure."""
+    if test == "hsd" and correction != "none":
+        raise InputError("--test hsd already controls the error over all pairs; "
+                         "use --correction none")
+    if len(run_paths) < 2:
+        raise InputError("compare needs at least two runs")
+    measures = resolve(measure_names)
+    coll = load(qrels_path, run_paths, options, notes)
+    ctx = measure(coll, measures, False, notes)
+    names = testable(ctx, measures, notes)
+    return compare(ctx, names, test, correction, permutations, seed)
+
+
+def testable(ctx, measures, notes: list[str]) -> list[tuple[str, bool]]:
+    """(output name, is preference) of every measure with per-query values, in -m order;
+    a note for each one without (e.g. gm_map)."""
+    names = []
+    for m in measures:
+        for out in [m.name] if m.kind == PREFERENCE else m.outputs:
+            if out in ctx.tensors or out in ctx.metrics:
+                names.append((out, out in ctx.tensors))
+            else:
+                notes.append(f"{out}: no per-query values, not tested")
+    return names

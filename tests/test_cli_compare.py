@@ -1,0 +1,206 @@
+"""``rpp compare``, ``rpp meta`` and ``rpp eval --orderings`` end to end on fixtures/demo."""
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from rpp_cli.cli import main
+
+DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
+QRELS = str(DEMO / "qrels")
+RUNS = sorted(str(p) for p in (DEMO / "runs").iterdir())
+LINE = re.compile(r"^(\S+) *\t(\S+)\t(\S+)\t(?:(\S+)\t)?(-?\d+\.\d+|nan)$")
+
+
+def rpp(*args: str) -> subprocess.CompletedProcess:
+    """Run ``rpp ARGS`` in this process through the real entry point (exit code included)."""
+    out, err = io.StringIO(), io.StringIO()
+    argv, sys.argv = sys.argv, ["rpp", *args]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main()
+    except SystemExit as exc:
+        code = exc.code or 0
+    finally:
+        sys.argv = argv
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def test_bad_input_through_a_real_process():
+    res = subprocess.run([sys.executable, "-m", "rpp_cli", "compare", QRELS, *RUNS, "--test",
+                          "hsd", "--correction", "bonferroni"], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == ("rpp: --test hsd already controls the error over all pairs; "
+                          "use --correction none\n")
+
+
+def parse(stdout: str) -> dict[tuple[str, str, str, str | None], float]:
+    """{(measure, qid, run, other): value}; every line must have the SPEC §7 layout."""
+    out = {}
+    for line in stdout.splitlines():
+        m = LINE.match(line)
+        assert m, line
+        out[m.group(1), m.group(2), m.group(3), m.group(4)] = float(m.group(5))
+    return out
+
+
+@pytest.fixture(scope="module")
+def ttest_out():
+    res = rpp("compare", QRELS, *RUNS, "-m", "rpp", "-m", "map", "--test", "ttest",
+              "--precision", "10")
+    assert res.returncode == 0, res.stderr
+    return parse(res.stdout)
+
+
+def test_compare_effects_equal_eval(ttest_out):
+    ev = parse(rpp("eval", QRELS, *RUNS, "-m", "rpp", "-m", "map", "--precision", "10").stdout)
+    names = sorted({k[2] for k in ev})
+    for a in names:
+        for b in names:
+            if a != b:
+                assert ttest_out["rpp", "all", a, b] == pytest.approx(ev["rpp", "all", a, b],
+                                                                      abs=2e-10)
+                assert ttest_out["map_diff", "all", a, b] == pytest.approx(
+                    ev["map", "all", a, None] - ev["map", "all", b, None], abs=2e-10)
+
+
+def test_compare_ttest_equals_scipy_on_eval_per_query_values(ttest_out):
+    ev = parse(rpp("eval", QRELS, *RUNS, "-m", "rpp", "-m", "map", "-q", "-n",
+                   "--precision", "12").stdout)
+    rpp_q, map_q = defaultdict(list), defaultdict(dict)
+    for (measure, qid, run, other), value in ev.items():
+        if measure == "rpp":
+            rpp_q[run, other].append(value)
+        elif measure == "map":
+            map_q[run][qid] = value
+    for (a, b), values in rpp_q.items():
+        ref = scipy_stats.ttest_1samp(values, 0.0).pvalue
+        assert ttest_out["rpp_p", "all", a, b] == pytest.approx(ref, abs=1e-9)
+        qids = sorted(map_q[a])
+        ref = scipy_stats.ttest_rel([map_q[a][q] for q in qids], [map_q[b][q] for q in qids])
+        assert ttest_out["map_p", "all", a, b] == pytest.approx(ref.pvalue, abs=1e-9)
+    assert len(rpp_q) == 30
+
+
+def test_compare_randomization_seeded_and_corrections_ordered():
+    common = ("compare", QRELS, *RUNS, "-m", "invrpp", "-m", "recip_rank", "--permutations",
+              "2000", "--precision", "10")
+    plain = rpp(*common)
+    assert plain.returncode == 0
+    assert plain.stdout == rpp(*common).stdout  # default seed fixed
+    assert plain.stdout != rpp(*common, "--seed", "7").stdout
+    raw = parse(plain.stdout)
+    holm = parse(rpp(*common, "--correction", "holm").stdout)
+    bonf = parse(rpp(*common, "--correction", "bonferroni").stdout)
+    p_keys = [k for k in raw if k[0].endswith("_p")]
+    assert len(p_keys) == 60
+    for k in p_keys:
+        assert raw[k] <= holm[k] + 1e-12 <= bonf[k] + 2e-12
+        assert bonf[k] == pytest.approx(min(1.0, 15 * raw[k]), abs=1e-9)
+        assert raw[k] >= 1 / 2001 - 1e-10  # (count + 1) / (B + 1): never below 1 / (B + 1)
+
+
+def test_compare_hsd_runs():
+    res = rpp("compare", QRELS, *RUNS, "-m", "rpp", "--test", "hsd", "--permutations", "300")
+    out = parse(res.stdout)
+    assert res.returncode == 0 and len(out) == 60
+    assert all(0 < v <= 1 for k, v in out.items() if k[0] == "rpp_p")
+
+
+def test_compare_human_view():
+    res = rpp("compare", QRELS, *RUNS, "-m", "rpp", "-m", "P.10", "--view", "human",
+              "--permutations", "500", "--correction", "holm")
+    assert res.returncode == 0
+    lines = res.stdout.splitlines()
+    assert lines[0] == "* p < 0.05 (randomization, holm correction)"
+    assert {"rpp", "rpp_p", "P_10_diff", "P_10_p"} <= set(lines)
+    assert "*" in res.stdout and "\t" not in res.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--test", "hsd", "--correction", "holm"), "rpp: --test hsd already controls the error "
+                                                "over all pairs; use --correction none"),
+    (("-m", "nosuch"), "rpp: unknown measure 'nosuch' (rpp measures lists them all)"),
+    (("--alpha", "0"), "rpp: --alpha must be in (0, 1) (got 0)"),
+])
+def test_compare_bad_usage(args, message):
+    res = rpp("compare", QRELS, *RUNS, *args)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.splitlines() == [message]
+
+
+def test_compare_needs_two_runs():
+    res = rpp("compare", QRELS, RUNS[0])
+    assert res.returncode == 2 and res.stderr.splitlines() == ["rpp: compare needs at least "
+                                                               "two runs"]
+
+
+def test_eval_orderings():
+    res = rpp("eval", QRELS, *RUNS, "-m", "rpp", "-m", "asl", "--orderings")
+    out = parse(res.stdout)
+    names = sorted({k[2] for k in out})
+    for m in ("rpp_win_rank", "rpp_borda_rank", "rpp_mc4_rank", "asl_rank"):
+        assert sorted(out[m, "all", n, None] for n in names) == list(range(1, 7))
+    win = {n: out["rpp_win", "all", n, None] for n in names}
+    assert [out["rpp_win_rank", "all", n, None] for n in sorted(names, key=win.get,
+                                                                  reverse=True)] == \
+        list(range(1, 7))
+    asl = {n: out["asl", "all", n, None] for n in names}
+    assert out["asl_rank", "all", min(asl, key=asl.get), None] == 1
+    assert np.isclose(sum(out["rpp_mc4", "all", n, None] for n in names), 1, atol=1e-3)
+
+
+def test_meta_cli_layout_and_names():
+    res = rpp("meta", QRELS, *RUNS, "-m", "rpp", "-m", "ndcg", "--samples", "30",
+              "--permutations", "100", "--query-counts", "5,20")
+    assert res.returncode == 0, res.stderr
+    out = parse(res.stdout)
+    assert {k[0] for k in out} == {"power_ttest", "power_hsd", "agreement_tau",
+                                   "robust_queries_5", "robust_queries_20", "predictive_tau"}
+    assert out["agreement_tau", "all", "rpp", "ndcg"] == out["agreement_tau", "all", "ndcg",
+                                                              "rpp"]
+    assert len([k for k in out if k[0] == "predictive_tau"]) == 4
+    assert "rpp: note:" in res.stderr and "power" not in res.stderr
+
+
+def test_meta_human_view():
+    res = rpp("meta", QRELS, *RUNS, "-m", "rpp", "-m", "map", "--analysis", "power,agreement",
+              "--permutations", "100", "--view", "human")
+    lines = res.stdout.splitlines()
+    assert lines[0].split() == ["power_ttest", "power_hsd"]
+    assert lines[1].split()[0] == "rpp" and "agreement_tau" in lines
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--analysis", "power,bogus"),
+     "unknown analysis 'bogus' (choose from power,agreement,robustness,predictive)"),
+    (("--query-counts", "0"), "--query-counts: 0 is not between 1 and 25 (the number of "
+                              "evaluated queries)"),
+    (("--query-counts", "3,x"), "--query-counts: '3,x' is not a comma-separated list of int "
+                                "values"),
+    (("--top-fraction", "0"), "--top-fraction must be in (0, 1] (got 0)"),
+    (("--judged-fractions", "0.5,1.5"), "--judged-fractions: 1.5 is not in (0, 1]"),
+    (("--alpha", "1"), "--alpha must be in (0, 1) (got 1)"),
+])
+def test_meta_bad_usage(args, message):
+    res = rpp("meta", QRELS, *RUNS, "-m", "map", *args)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.splitlines()[-1] == "rpp: " + message
+    assert len([x for x in res.stderr.splitlines() if not x.startswith("rpp: note:")]) == 1
+
+
+def test_meta_without_per_query_values():
+    res = rpp("meta", QRELS, *RUNS, "-m", "gm_map")
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.splitlines() == ["rpp: no measure with per-query values to study"]

@@ -1,0 +1,211 @@
+"""Significance kernels against scipy, hand arithmetic and constructed cases."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as scipy_stats
+
+from rpp_cli.errors import InputError
+from rpp_cli.stats import adjust, hsd, kendall_tau_b, pair_values, randomization, ttest
+
+RNG = np.random.default_rng(7)
+X = RNG.normal(0.1, 0.5, size=(12, 5))  # 12 queries, 5 columns of paired values
+
+
+def antisymmetric(raw: np.ndarray) -> np.ndarray:
+    """A (Q, R, R) preference tensor from any (Q, R, R) array."""
+    return (raw - raw.transpose(0, 2, 1)) / 2
+
+
+def test_pair_values_preference_and_metric():
+    t = antisymmetric(RNG.normal(size=(3, 4, 4)))
+    ia, ib = np.triu_indices(4, 1)
+    assert np.array_equal(pair_values(t), t[:, ia, ib])
+    m = RNG.normal(size=(3, 4))
+    assert np.allclose(pair_values(m)[:, 0], m[:, 0] - m[:, 1])
+    assert np.allclose(pair_values(m)[:, -1], m[:, 2] - m[:, 3])
+
+
+def test_ttest_equals_scipy_ttest_1samp():
+    expected = [scipy_stats.ttest_1samp(X[:, j], 0.0).pvalue for j in range(X.shape[1])]
+    assert np.allclose(ttest(X), expected, rtol=1e-12, atol=0)
+
+
+def test_ttest_of_metric_differences_equals_scipy_ttest_rel():
+    m = RNG.uniform(size=(15, 3))
+    ia, ib = np.triu_indices(3, 1)
+    expected = [scipy_stats.ttest_rel(m[:, a], m[:, b]).pvalue for a, b in zip(ia, ib)]
+    assert np.allclose(ttest(pair_values(m)), expected, rtol=1e-12, atol=0)
+
+
+def test_ttest_without_variance():
+    x = np.array([[0.0, 0.5], [0.0, 0.5], [0.0, 0.5]])
+    assert ttest(x).tolist() == [1.0, 0.0]
+
+
+def test_ttest_needs_two_queries():
+    with pytest.raises(InputError, match="at least 2 queries"):
+        ttest(np.ones((1, 3)))
+
+
+def sign_flip_exact(x: np.ndarray) -> np.ndarray:
+    """Exact two-sided sign-flip p-values by brute-force enumeration (independent of rpp)."""
+    n = len(x)
+    signs = np.array(list(itertools.product([1.0, -1.0], repeat=n)))
+    null = np.abs(signs @ x)
+    observed = np.abs(x.sum(axis=0))
+    return (null >= observed - 1e-12).mean(axis=0)
+
+
+def test_randomization_exact_equals_scipy_permutation_test():
+    x = X[:10]  # 2**10 = 1024 sign vectors <= 2000 permutations: exact enumeration
+    got = randomization(x, 2000, np.random.default_rng(0))
+    for j in range(x.shape[1]):
+        ref = scipy_stats.permutation_test((x[:, j],), np.mean, permutation_type="samples",
+                                           n_resamples=np.inf, alternative="two-sided")
+        assert got[j] == pytest.approx(ref.pvalue, abs=1e-12)
+    assert np.allclose(got, sign_flip_exact(x))
+
+
+def test_randomization_monte_carlo_within_sampling_error_of_exact():
+    x = RNG.normal(0.15, 0.6, size=(16, 6))  # 2**16 > 4000: sampled
+    b = 4000
+    exact = sign_flip_exact(x)
+    got = randomization(x, b, np.random.default_rng(3))
+    # (count + 1) / (b + 1) convention: a multiple of 1 / (b + 1), never 0
+    counts = got * (b + 1)
+    assert np.allclose(counts, np.round(counts)) and (got >= 1 / (b + 1)).all()
+    tolerance = 4 * np.sqrt(exact * (1 - exact) / b) + 2 / b
+    assert (np.abs(got - exact) <= tolerance).all()
+
+
+def test_randomization_is_seeded():
+    x = RNG.normal(size=(30, 4))
+    a = randomization(x, 500, np.random.default_rng(11))
+    b = randomization(x, 500, np.random.default_rng(11))
+    assert np.array_equal(a, b)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=14, max_size=20),
+       st.integers(0, 2 ** 32 - 1))
+def test_randomization_symmetric_and_bounded(values, seed):
+    x = np.array(values)[:, None]
+    p = randomization(x, 300, np.random.default_rng(seed))
+    q = randomization(-x, 300, np.random.default_rng(seed))
+    assert p == q
+    assert 0 < p[0] <= 1
+    if not x.any():
+        assert p[0] == 1
+
+
+def hsd_exact(values: np.ndarray) -> np.ndarray:
+    """HSD p-values by enumerating every relabelling of every query (tiny inputs only)."""
+    n_q, n_runs = values.shape[:2]
+    observed = np.abs(pair_values(values).mean(axis=0))
+    maxima = []
+    for perms in itertools.product(itertools.permutations(range(n_runs)), repeat=n_q):
+        if values.ndim == 3:
+            means = np.mean([values[q][np.ix_(p, p)] for q, p in enumerate(perms)], axis=0)
+            maxima.append(np.abs(means).max())
+        else:
+            means = np.mean([values[q][list(p)] for q, p in enumerate(perms)], axis=0)
+            maxima.append(means.max() - means.min())
+    maxima = np.array(maxima)
+    return np.array([(maxima >= o - 1e-12).mean() for o in observed])
+
+
+@pytest.mark.parametrize("kind", ["metric", "preference"])
+def test_hsd_within_sampling_error_of_exact_enumeration(kind):
+    rng = np.random.default_rng(5)
+    values = (rng.normal(size=(4, 3)) + [0.8, 0.0, -0.3] if kind == "metric"
+              else antisymmetric(rng.normal(size=(4, 3, 3)) + 0.4 * np.triu(np.ones((3, 3)))))
+    exact = hsd_exact(values)  # 6**4 = 1296 relabellings
+    b = 5000
+    got = hsd(values, b, np.random.default_rng(9))
+    tolerance = 4 * np.sqrt(exact * (1 - exact) / b) + 2 / b
+    assert (np.abs(got - exact) <= tolerance).all(), (got, exact)
+
+
+def test_hsd_dominant_metric_run_and_identical_runs():
+    rng = np.random.default_rng(1)
+    noise = rng.normal(0, 0.01, size=(30, 1))
+    values = np.hstack([np.full((30, 1), 1.0), noise, noise, noise])  # run 0 dominates
+    b = 2000
+    p = hsd(values, b, np.random.default_rng(0))
+    ia, ib = np.triu_indices(4, 1)
+    for pair, pv in zip(zip(ia, ib), p):
+        if 0 in pair:
+            assert pv == 1 / (b + 1)  # never reached by a relabelling: the minimum p
+        else:
+            assert pv == 1.0  # identical runs: observed 0, every trial reaches it
+
+
+def test_hsd_dominant_preference_run_and_identical_runs():
+    n_q, n_runs = 25, 4
+    t = np.zeros((n_q, n_runs, n_runs))
+    t[:, 0, 1:] = 1.0  # run 0 preferred to every other run on every query
+    t[:, 1:, 0] = -1.0
+    b = 1000
+    p = hsd(t, b, np.random.default_rng(0))
+    ia, ib = np.triu_indices(n_runs, 1)
+    assert p[ia == 0].max() < 0.01
+    assert (p[ia > 0] == 1.0).all()
+
+
+def test_bonferroni_by_hand():
+    p = np.array([0.01, 0.04, 0.03, 0.2])
+    assert np.allclose(adjust(p, "bonferroni"), [0.04, 0.16, 0.12, 0.8])
+    assert np.allclose(adjust(np.array([0.3, 0.5]), "bonferroni"), [0.6, 1.0])
+
+
+def test_holm_by_hand():
+    # sorted 0.01, 0.03, 0.04, 0.2 -> x4, x3, x2, x1 = 0.04, 0.09, 0.08, 0.2 -> running max
+    p = np.array([0.01, 0.04, 0.03, 0.2])
+    assert np.allclose(adjust(p, "holm"), [0.04, 0.09, 0.09, 0.2])
+    tied = np.array([0.02, 0.02, 0.5])
+    assert np.allclose(adjust(tied, "holm"), [0.06, 0.06, 0.5])
+    assert np.allclose(adjust(np.array([0.4, 0.45]), "holm"), [0.8, 0.8])
+
+
+def test_no_correction_is_identity():
+    p = np.array([0.2, 0.01])
+    assert adjust(p, "none") is p
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=30))
+def test_holm_between_raw_and_bonferroni(values):
+    p = np.array(values)
+    holm = adjust(p, "holm")
+    assert (holm >= p - 1e-15).all() and (holm <= adjust(p, "bonferroni") + 1e-15).all()
+    order = np.argsort(p, kind="stable")
+    assert (np.diff(holm[order]) >= 0).all()  # monotone in the raw p-values
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 9).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, 3), min_size=n, max_size=n),
+    st.lists(st.integers(0, 3), min_size=n, max_size=n))))
+def test_kendall_tau_b_equals_scipy_with_ties(xy):
+    x, y = (np.array(v, dtype=float) for v in xy)
+    got = float(kendall_tau_b(x, y))
+    ref = scipy_stats.kendalltau(x, y, variant="b").statistic
+    if math.isnan(ref):
+        assert math.isnan(got)
+    else:
+        assert got == pytest.approx(ref, abs=1e-12)
+
+
+def test_kendall_tau_b_batched():
+    x = RNG.normal(size=(50, 7))
+    y = x + RNG.normal(scale=0.5, size=(50, 7))
+    got = kendall_tau_b(x, y)
+    ref = [scipy_stats.kendalltau(a, b).statistic for a, b in zip(x, y)]
+    assert np.allclose(got, ref, atol=1e-12)
+    assert np.allclose(kendall_tau_b(x, x), 1.0) and np.allclose(kendall_tau_b(x, -x), -1.0)
