@@ -15,6 +15,7 @@ from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, is_relevant
 from .io.runs import Run
 from .io.text import Strings
+from .progress import progress
 
 if TYPE_CHECKING:
     from .subtopics import SubtopicIndex
@@ -175,7 +176,8 @@ def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float 
 
     ranks = np.zeros((len(runs), len(item_docno)), dtype=np.int64)
     run_rows = []
-    for r, (run, name) in enumerate(zip(runs, run_names)):
+    for r, (run, name) in enumerate(progress(zip(runs, run_names), "encoding runs",
+                                             length=len(runs))):
         to_query = np.array([qpos.get(q, -1) for q in run.qid_values], dtype=np.int64)
         qidx = to_query[run.qid_codes]
         if not (qidx >= 0).any():

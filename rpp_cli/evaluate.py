@@ -11,6 +11,7 @@ from .io.qrels import read_qrels, read_subtopic_qrels
 from .io.runs import name_runs, read_run
 from .io.text import read_table
 from .measures import DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, resolve
+from .progress import progress
 from .results import Results
 
 
@@ -66,7 +67,7 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
         raise InputError("standard input can be read only once", path="-")
     subtopics = read_subtopic_qrels(options.subtopics) if options.subtopics else None
     qrels = read_qrels(qrels_path) if qrels_path is not None else subtopics.overall
-    runs = [read_run(p) for p in run_paths]
+    runs = [read_run(p) for p in progress(run_paths, "reading runs")]
     names, name_notes = name_runs(runs)
     notes.extend(name_notes)
     return encode(qrels, runs, names, level=options.level, corpus_size=options.corpus_size,

@@ -13,6 +13,7 @@ from ..errors import InputError
 
 PREFERENCE = "preference"  # RPP(a, b) for ordered pairs of runs
 METRIC = "metric"  # one value per run
+SET = "set"  # a name for several measures (trec_eval's nicknames)
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class Measure:
     higher_is_better: bool = True
     options: dict = field(default_factory=dict)  # family-specific settings (discount, ...)
     trec: "trec.TrecRequest | None" = None  # for trec_eval measures
+    parameters: str = ""  # what it takes and the defaults, one line (rpp measures)
 
 
     @property
@@ -71,7 +73,7 @@ def resolve(names: list[str] | None) -> list[Measure]:
     trec_names: list[str] = []
     slots: list[int] = []
     for name in wanted:
-        if name in REGISTRY:
+        if name in REGISTRY and REGISTRY[name].trec is None:
             out.append(REGISTRY[name])
         elif trec.is_trec_name(name):
             slots.append(len(out))
