@@ -20,6 +20,8 @@ from .progress import progress
 from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
 from .report import write as write_report
+from .check import GATE_TESTS, parse_max_drops, run_check
+from .errors import EXIT_CHECK_FAILED
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, run_compare
 from .ndeval import NdevalOptions, run_ndeval
 from .parallel import default_jobs
@@ -189,7 +191,8 @@ def view_option(fn):
     """``--view``: SPEC §7 lines (default) or aligned tables for people."""
     return click.option("--view", type=click.Choice(["trec", "human"]), default="trec",
                         show_default=True,
-                        help="trec: SPEC lines, value last; human: aligned tables.")(fn)
+                        help="human: aligned tables for people instead of --format; "
+                             "trec: as --format says.")(fn)
 
 
 @cli.command("compare")
@@ -208,13 +211,12 @@ def view_option(fn):
               help="Random sign flips / label permutations.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
               help="Seed of the random permutations.")
-@click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals printed.")
+@output_options
 @view_option
 @input_options
 def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], test: str,
                     alpha: float, correction: str, permutations: int, seed: int,
-                    precision: int, view: str, level: float | None, corpus_size: int | None,
+                    fmt: str, precision: int, view: str, level: float | None, corpus_size: int | None,
                     dedup: bool, jobs: int) -> None:
     """Test every pair of RUN files for a significant difference on every measure.
 
@@ -237,7 +239,54 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
         table_report.write(results, sys.stdout, precision,
                            table_report.significance_marks(results, alpha), legend)
     else:
-        write_report(results, "trec", sys.stdout, precision)
+        write_report(results, fmt, sys.stdout, precision)
+
+
+@cli.command("check")
+@click.argument("qrels", metavar="QRELS")
+@click.argument("candidates", nargs=-1, required=True, metavar="CANDIDATE...")
+@click.option("--baseline", required=True, metavar="RUN",
+              help="The run every candidate is checked against. Required.")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="Measure to test; repeatable. Default: rpp.")
+@click.option("--test", type=click.Choice(GATE_TESTS), default="randomization",
+              show_default=True, help="Paired randomization (sign flips) or paired t-test.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="A candidate fails when significantly worse at this level.")
+@click.option("--max-drop", "max_drops", multiple=True, metavar="MEASURE=DELTA",
+              help="Also fail when the metric's mean drops by more than DELTA "
+                   "(e.g. map=0.01); repeatable. Default: none.")
+@click.option("--permutations", type=click.IntRange(min=1), default=10000, show_default=True,
+              help="Random sign flips of the randomization test.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+              help="Seed of the random sign flips.")
+@output_options
+@input_options
+def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
+                  measures: tuple[str, ...], test: str, alpha: float, max_drops: tuple[str, ...],
+                  permutations: int, seed: int, fmt: str, precision: int, level: float | None,
+                  corpus_size: int | None, dedup: bool, jobs: int) -> None:
+    """Regression gate: exit 0 when no CANDIDATE is significantly worse than the baseline
+    (and no --max-drop is exceeded), 1 otherwise, 2 on bad input.
+
+    \b
+    One verdict line per candidate and gate on stderr:
+      PASS\tnew-ranker\trpp\teffect +0.0412, p 0.0310 (randomization, alpha 0.05)
+    Evidence on stdout (effect = mean RPP(candidate, baseline); p-value):
+      rpp                   \tall\tnew-ranker\told-ranker\t0.0412
+      rpp_p                 \tall\tnew-ranker\told-ranker\t0.0310
+    """
+    notes: list[str] = []
+    results, verdicts = run_check(qrels, baseline, list(candidates), list(measures) or None,
+                                  Options(level, corpus_size, dedup, jobs), test, alpha,
+                                  parse_max_drops(max_drops), permutations, seed, notes)
+    _notes(notes)
+    write_report(results, fmt, sys.stdout, precision)
+    sys.stdout.flush()
+    for verdict in verdicts:
+        click.echo(verdict.line(), err=True)
+    if not all(v.passed for v in verdicts):
+        raise click.exceptions.Exit(EXIT_CHECK_FAILED)
 
 
 @cli.command("meta")
@@ -268,15 +317,14 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
               help="System ordering of preference measures (metrics: by mean).")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
               help="Seed of every random draw.")
-@click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals printed.")
+@output_options
 @view_option
 @input_options
 def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], analyses: str,
                  alpha: float, permutations: int, samples: int,
                  query_counts: tuple[int, ...] | None, judged_fractions: tuple[float, ...] | None,
                  judged_samples: int, top_fraction: float, ordering: str, seed: int,
-                 precision: int, view: str, level: float | None, corpus_size: int | None,
+                 fmt: str, precision: int, view: str, level: float | None, corpus_size: int | None,
                  dedup: bool, jobs: int) -> None:
     """How well does each measure tell RUN files apart, agree with the others, survive fewer
     queries or judgments and predict itself on unseen queries? (Lines: measure as run.)
@@ -301,7 +349,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
     if view == "human":
         table_report.write(meta.results, sys.stdout, precision)
     else:
-        write_report(meta.results, "trec", sys.stdout, precision)
+        write_report(meta.results, fmt, sys.stdout, precision)
 
 
 def _closed_pipe() -> None:
