@@ -317,6 +317,8 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
               help="System ordering of preference measures (metrics: by mean).")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
               help="Seed of every random draw.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png",
+              help="Also draw the robustness curves (needs matplotlib). Default: no plot.")
 @output_options
 @view_option
 @input_options
@@ -324,8 +326,8 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
                  alpha: float, permutations: int, samples: int,
                  query_counts: tuple[int, ...] | None, judged_fractions: tuple[float, ...] | None,
                  judged_samples: int, top_fraction: float, ordering: str, seed: int,
-                 fmt: str, precision: int, view: str, level: float | None, corpus_size: int | None,
-                 dedup: bool, jobs: int) -> None:
+                 plot_path: str | None, fmt: str, precision: int, view: str,
+                 level: float | None, corpus_size: int | None, dedup: bool, jobs: int) -> None:
     """How well does each measure tell RUN files apart, agree with the others, survive fewer
     queries or judgments and predict itself on unseen queries? (Lines: measure as run.)
 
@@ -335,6 +337,8 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
       robust_queries_12     \tall\trpp\t0.9120
       predictive_tau        \tall\trpp\tmap\t0.7733
     """
+    if plot_path:
+        plot.require()
     notes: list[str] = []
     opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,
                        permutations, samples, query_counts, judged_fractions or (),
@@ -346,6 +350,8 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
     for job in progress(meta.jobs(), "rpp meta"):
         job()
     _notes(notes)
+    if plot_path:
+        plot.robustness_curves(meta.results, plot_path)
     if view == "human":
         table_report.write(meta.results, sys.stdout, precision)
     else:

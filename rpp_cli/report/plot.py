@@ -124,3 +124,21 @@ def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[fl
     if series:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     _save(fig, path)
+
+
+def robustness_curves(results: Results, path: str) -> None:
+    """``rpp meta --plot``: tau against the queries kept (or the judged fraction kept), one
+    line per measure studied, from the ``robust_queries_K`` / ``robust_judged_F`` rows."""
+    for prefix, xlabel in (("robust_queries_", "queries kept"),
+                           ("robust_judged_", "fraction of relevant judgments kept")):
+        series: dict[str, tuple[list[float], list[float]]] = {}
+        for measure, qid, run, other, value in results.rows():
+            if measure.startswith(prefix) and other is None:
+                xs, ys = series.setdefault(run, ([], []))
+                xs.append(float(measure[len(prefix):]))
+                ys.append(value)
+        if series:
+            line_plot(path, series, xlabel, "Kendall's tau-b with the full ordering",
+                      "Robustness of the system ordering")
+            return
+    raise InputError("--plot draws the robustness curves: include 'robustness' in --analysis")

@@ -115,3 +115,24 @@ def test_missing_matplotlib_is_one_line_before_any_work(monkeypatch, tmp_path):
     assert res.err == "rpp: --plot needs matplotlib: pip install 'rpp-cli[plot]'\n"
     with pytest.raises(InputError):
         plot.line_plot(str(tmp_path / "y.png"), {}, "x", "y")
+
+
+def test_meta_robustness_curves_png(tmp_path):
+    out = tmp_path / "robust.png"
+    res = rpp("meta", "--analysis", "robustness", "--samples", "20", "-m", "rpp", "-m", "map",
+              "--plot", out, DEMO / "qrels", *RUNS)
+    assert res.code == 0
+    assert res.out.startswith("robust_queries_")
+    pixels = read_png(out)
+    height, width = pixels.shape[:2]
+    assert 600 <= width <= 1600 and 300 <= height <= 1000
+    assert pixels[..., :3].std() > 0.05
+
+
+def test_meta_plot_needs_the_robustness_analysis(tmp_path):
+    res = rpp("meta", "--analysis", "agreement", "--plot", tmp_path / "x.png", DEMO / "qrels",
+              *RUNS)
+    assert res.code == 2
+    assert res.err.splitlines()[-1] == ("rpp: --plot draws the robustness curves: include "
+                                        "'robustness' in --analysis")
+    assert not (tmp_path / "x.png").exists()
