@@ -4,24 +4,32 @@ Every InputError becomes ``rpp: message`` on stderr and exit status 2 here, in o
 """
 from __future__ import annotations
 
-import os
 import sys
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 import click
 
 from . import __version__
 from .errors import InputError
 from .aggregate import ORDERINGS, add_orderings
-from .evaluate import Options, lower_is_better, run_eval
+from .evaluate import Options, lower_is_better, run_eval, split_paths
+from .measures import DEFAULTS, REGISTRY
 from .meta import ANALYSES, MetaOptions, plan_meta
+from .progress import progress
+from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
+from .report import write as write_report
+from .check import GATE_TESTS, parse_max_drops, run_check
+from .errors import EXIT_CHECK_FAILED
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, run_compare
-from .measures import DEFAULTS, REGISTRY, trec
+from .ndeval import NdevalOptions, run_ndeval
 from .parallel import default_jobs
 from . import trec_eval as trec_eval_flow
-from .report import trec as trec_report
+from .report import ndeval as ndeval_report
 from .report import trec_eval as trec_eval_report
+
+EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
 
 
 def _notes(notes: list[str]) -> None:
@@ -45,42 +53,91 @@ def input_options(fn):
     return fn
 
 
+def output_options(fn):
+    """``--format`` and ``--precision``, for every command that prints a Results table; the
+    command then ends with ``write_report(results, fmt, sys.stdout, precision)``."""
+    fn = click.option("--precision", type=click.IntRange(0, 17), default=4, metavar="N",
+                      help="Decimals printed, the same in every format.")(fn)
+    fn = click.option("--format", "fmt", type=click.Choice(FORMATS), default="trec",
+                      help="trec: tab-separated lines, value last; jsonl: one JSON "
+                           "object a line; csv: with a header row; matrix: aligned tables "
+                           "(run x run per preference measure, run x measure); markdown, "
+                           "latex: the same tables for papers.")(fn)
+    return fn
+
+
+class _ClosedPipe(Exception):
+    """The reader of our output went away (``| head``)."""
+
+
+@contextmanager
+def _closed_pipe_guard() -> Iterator[None]:
+    """BrokenPipeError -> _ClosedPipe, which click's own handler (exit 1, the status of a
+    failed check) does not catch, so that :func:`main` decides."""
+    try:
+        yield
+    except BrokenPipeError as err:
+        raise _ClosedPipe() from err
+
+
 class RppGroup(click.Group):
-    """The command group; turns an InputError anywhere below into one line and its exit code
-    (2 unless the error says otherwise)."""
+    """The command group: an InputError anywhere below becomes one line and its exit code (2
+    unless the error says otherwise); a closed pipe while parsing (``--help``, ``--version``) or running reaches :func:`main`."""
+
+    def make_context(self, *args, **kwargs) -> click.Context:
+        with _closed_pipe_guard():
+            return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except InputError as err:
-            click.echo(f"rpp: {err}", err=True)
-            ctx.exit(err.exit_code)
+        with _closed_pipe_guard():
+            try:
+                return super().invoke(ctx)
+            except InputError as err:
+                click.echo(f"rpp: {err}", err=True)
+                ctx.exit(err.exit_code)
 
 
-@click.group(cls=RppGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=RppGroup,
+             context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(__version__, "-V", "--version", prog_name="rpp")
 def cli() -> None:
     """Preference-based evaluation of rankings: recall-paired preference (RPP) beside
-    trec_eval's measures, in trec_eval's tab-separated layout."""
+    trec_eval's measures, in trec_eval's tab-separated layout.
+
+    Every command reads gzipped or plain files, '-' for stdin; results go to stdout, notes
+    to stderr. 'rpp COMMAND --help' lists a command's options.
+    """
 
 
 @cli.command("eval")
-@click.argument("qrels", metavar="QRELS")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.argument("qrels", metavar="[QRELS]")
+@click.argument("runs", nargs=-1, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to compute; repeatable. trec_eval syntax works (P.5,10, "
-                   f"ndcg_cut.10, official). Default: {' '.join(DEFAULTS)}.")
+                   f"ndcg_cut.10, official); 'rpp measures' lists them. "
+                   f"Default: {' '.join(DEFAULTS)}.")
 @click.option("-q", "--per-query", is_flag=True, help="Also print per-query values.")
 @click.option("-n", "--no-summary", is_flag=True, help="Do not print the 'all' lines.")
-@click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals printed.")
+@output_options
 @click.option("--orderings", is_flag=True,
               help="Also print system orderings: M_win_rank, M_borda(_rank), M_mc4(_rank) "
                    "per preference measure, M_rank per metric (1 = best, ties by run name).")
+@click.option("--subtopics", metavar="FILE",
+              help="Subtopic qrels (qid subtopic docno grade): adds st-rpp, st-dcgrpp, "
+                   "st-invrpp and ndeval's ERR-IA@20 alpha-nDCG@20 MAP-IA strec@20 to the "
+                   "defaults. QRELS may then be '-' or omitted (grade = largest over "
+                   "subtopics). Default: none.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png",
+              help="Also draw the aggregate preference matrix as a heatmap, runs ordered "
+                   "by win rate (needs matplotlib: pip install 'rpp-cli[plot]'). "
+                   "Default: no plot.")
+@click.option("--plot-measure", metavar="NAME",
+              help="Preference measure drawn by --plot. Default: the first one computed.")
 @input_options
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool,
-                 no_summary: bool, precision: int, orderings: bool, level: float | None,
-                 corpus_size: int | None, dedup: bool, jobs: int) -> None:
+                 no_summary: bool, fmt: str, precision: int, orderings: bool,
+                 subtopics: str | None, plot_path: str | None, plot_measure: str | None,
+                 level: float | None, corpus_size: int | None, dedup: bool, jobs: int) -> None:
     """Evaluate RUN files against QRELS: RPP matrices and win rates for every pair of runs,
     and per-run baselines (pytrec_eval). Files may be gzipped; '-' reads stdin.
 
@@ -89,24 +146,34 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
       rpp                   \tall\trunA\trunB\t0.0953
       map                   \tall\trunA\t0.1785
     """
+    if plot_measure and not plot_path:
+        raise InputError("--plot-measure needs --plot FILE.png")
+    if plot_path:
+        plot.require()
     notes: list[str] = []
-    ctx = run_eval(qrels, list(runs), list(measures) or None,
-                   Options(level, corpus_size, dedup, jobs), per_query, notes)
+    qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
+    ctx = run_eval(qrels_path, run_paths, list(measures) or None,
+                   Options(level, corpus_size, dedup, jobs, subtopics), per_query, notes)
     if orderings:
         add_orderings(ctx.results, ctx.tensors, ctx.metrics, lower_is_better(measures))
     _notes(notes)
-    trec_report.write(ctx.results, sys.stdout, precision, summary=not no_summary)
+    if plot_path:
+        plot.preference_heatmap(ctx.results, plot_path, plot_measure)
+    write_report(ctx.results, fmt, sys.stdout, precision, summary=not no_summary)
 
 
 @cli.command("measures")
 def measures_command() -> None:
-    """List every measure: rpp's own, then trec_eval's (through pytrec_eval)."""
+    """List every measure that -m accepts.
+
+    One tab-separated line each: name, kind (preference: one value per pair of runs; metric:
+    one per run; set: a name for several measures), family, what it measures, parameters.
+    """
+    lines = []
     for m in REGISTRY.values():
-        click.echo(f"{m.name:<22}\t{m.kind}\t{m.description}")
-    for name in trec.ORDER:
-        click.echo(f"{name:<22}\tmetric\ttrec_eval: {trec.DESCRIPTIONS[name]}")
-    for nick, members in trec.NICKNAMES.items():
-        click.echo(f"{nick:<22}\tnickname\ttrec_eval set: {' '.join(members)}")
+        params = f"; parameters: {m.parameters}" if m.parameters else ""
+        lines.append(f"{m.name:<22}\t{m.kind:<10}\t{m.family:<13}\t{m.description}{params}\n")
+    click.echo("".join(lines), nl=False)
 
 
 def _number_list(kind: type) -> Callable:
@@ -126,7 +193,8 @@ def view_option(fn):
     """``--view``: SPEC §7 lines (default) or aligned tables for people."""
     return click.option("--view", type=click.Choice(["trec", "human"]), default="trec",
                         show_default=True,
-                        help="trec: SPEC lines, value last; human: aligned tables.")(fn)
+                        help="human: aligned tables for people instead of --format; "
+                             "trec: as --format says.")(fn)
 
 
 @cli.command("compare")
@@ -145,13 +213,12 @@ def view_option(fn):
               help="Random sign flips / label permutations.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
               help="Seed of the random permutations.")
-@click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals printed.")
+@output_options
 @view_option
 @input_options
 def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], test: str,
                     alpha: float, correction: str, permutations: int, seed: int,
-                    precision: int, view: str, level: float | None, corpus_size: int | None,
+                    fmt: str, precision: int, view: str, level: float | None, corpus_size: int | None,
                     dedup: bool, jobs: int) -> None:
     """Test every pair of RUN files for a significant difference on every measure.
 
@@ -174,7 +241,54 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
         table_report.write(results, sys.stdout, precision,
                            table_report.significance_marks(results, alpha), legend)
     else:
-        trec_report.write(results, sys.stdout, precision)
+        write_report(results, fmt, sys.stdout, precision)
+
+
+@cli.command("check")
+@click.argument("qrels", metavar="QRELS")
+@click.argument("candidates", nargs=-1, required=True, metavar="CANDIDATE...")
+@click.option("--baseline", required=True, metavar="RUN",
+              help="The run every candidate is checked against. Required.")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="Measure to test; repeatable. Default: rpp.")
+@click.option("--test", type=click.Choice(GATE_TESTS), default="randomization",
+              show_default=True, help="Paired randomization (sign flips) or paired t-test.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="A candidate fails when significantly worse at this level.")
+@click.option("--max-drop", "max_drops", multiple=True, metavar="MEASURE=DELTA",
+              help="Also fail when the metric's mean drops by more than DELTA "
+                   "(e.g. map=0.01); repeatable. Default: none.")
+@click.option("--permutations", type=click.IntRange(min=1), default=10000, show_default=True,
+              help="Random sign flips of the randomization test.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+              help="Seed of the random sign flips.")
+@output_options
+@input_options
+def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
+                  measures: tuple[str, ...], test: str, alpha: float, max_drops: tuple[str, ...],
+                  permutations: int, seed: int, fmt: str, precision: int, level: float | None,
+                  corpus_size: int | None, dedup: bool, jobs: int) -> None:
+    """Regression gate: exit 0 when no CANDIDATE is significantly worse than the baseline
+    (and no --max-drop is exceeded), 1 otherwise, 2 on bad input.
+
+    \b
+    One verdict line per candidate and gate on stderr:
+      PASS\tnew-ranker\trpp\teffect +0.0412, p 0.0310 (randomization, alpha 0.05)
+    Evidence on stdout (effect = mean RPP(candidate, baseline); p-value):
+      rpp                   \tall\tnew-ranker\told-ranker\t0.0412
+      rpp_p                 \tall\tnew-ranker\told-ranker\t0.0310
+    """
+    notes: list[str] = []
+    results, verdicts = run_check(qrels, baseline, list(candidates), list(measures) or None,
+                                  Options(level, corpus_size, dedup, jobs), test, alpha,
+                                  parse_max_drops(max_drops), permutations, seed, notes)
+    _notes(notes)
+    write_report(results, fmt, sys.stdout, precision)
+    sys.stdout.flush()
+    for verdict in verdicts:
+        click.echo(verdict.line(), err=True)
+    if not all(v.passed for v in verdicts):
+        raise click.exceptions.Exit(EXIT_CHECK_FAILED)
 
 
 @cli.command("meta")
@@ -195,7 +309,8 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
                    "of the queries).")
 @click.option("--judged-fractions", callback=_number_list(float), metavar="F,F,...",
               help="Also robustness to keeping a fraction F of each query's relevant "
-                   "judgments (re-evaluates every measure per sample: slow).")
+                   "judgments (re-evaluates every measure per sample: slow). Default: not "
+                   "done.")
 @click.option("--judged-samples", type=click.IntRange(min=1), default=10, show_default=True,
               help="Draws per judged fraction.")
 @click.option("--top-fraction", type=float, default=1.0, show_default=True,
@@ -204,16 +319,17 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
               help="System ordering of preference measures (metrics: by mean).")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
               help="Seed of every random draw.")
-@click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals printed.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png",
+              help="Also draw the robustness curves (needs matplotlib). Default: no plot.")
+@output_options
 @view_option
 @input_options
 def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], analyses: str,
                  alpha: float, permutations: int, samples: int,
                  query_counts: tuple[int, ...] | None, judged_fractions: tuple[float, ...] | None,
                  judged_samples: int, top_fraction: float, ordering: str, seed: int,
-                 precision: int, view: str, level: float | None, corpus_size: int | None,
-                 dedup: bool, jobs: int) -> None:
+                 plot_path: str | None, fmt: str, precision: int, view: str,
+                 level: float | None, corpus_size: int | None, dedup: bool, jobs: int) -> None:
     """How well does each measure tell RUN files apart, agree with the others, survive fewer
     queries or judgments and predict itself on unseen queries? (Lines: measure as run.)
 
@@ -223,6 +339,8 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
       robust_queries_12     \tall\trpp\t0.9120
       predictive_tau        \tall\trpp\tmap\t0.7733
     """
+    if plot_path:
+        plot.require()
     notes: list[str] = []
     opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,
                        permutations, samples, query_counts, judged_fractions or (),
@@ -231,19 +349,48 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
                      Options(level, corpus_size, dedup, jobs), opts, notes)
     _notes(notes)
     notes.clear()
-    jobs = meta.jobs()
-    if sys.stderr.isatty():
-        with click.progressbar(jobs, label="rpp meta", file=sys.stderr) as bar:
-            for job in bar:
-                job()
-    else:
-        for job in jobs:
-            job()
+    for job in progress(meta.jobs(), "rpp meta"):
+        job()
     _notes(notes)
+    if plot_path:
+        plot.robustness_curves(meta.results, plot_path)
     if view == "human":
         table_report.write(meta.results, sys.stdout, precision)
     else:
-        trec_report.write(meta.results, sys.stdout, precision)
+        write_report(meta.results, fmt, sys.stdout, precision)
+
+
+def _closed_pipe() -> None:
+    """A write outside the report writers hit a closed pipe: exit quietly as a writer killed
+    by SIGPIPE does (status 141: under ``set -o pipefail`` never taken for a success)."""
+    discard_stdout()
+    sys.exit(EXIT_CLOSED_PIPE)
+
+
+@cli.command("ndeval")
+@click.argument("qrels", metavar="QRELS")
+@click.argument("run", metavar="RUN")
+@click.option("-alpha", "alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Redundancy: a subtopic's gain decays by (1 - alpha) with each repeat.")
+@click.option("-beta", "beta", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="NRBP patience.")
+@click.option("-c", "all_topics", is_flag=True,
+              help="amean divides by the number of topics in QRELS.")
+@click.option("-M", "max_docs", type=click.IntRange(min=1), metavar="N",
+              help="Evaluate only the first N items of each topic. Default: all.")
+@click.option("-traditional", "traditional", is_flag=True,
+              help="Order by score, then docno descending (default: by the rank column).")
+@click.option("-a", "_ignored", is_flag=True, hidden=True)  # ndeval accepts -a and ignores it
+def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: bool,
+                   max_docs: int | None, traditional: bool, _ignored: bool) -> None:
+    """ndeval (TREC Web track, v4.5) for one RUN: the same CSV of ERR-IA, alpha-nDCG,
+    NRBP, MAP-IA, P-IA and strec per topic and amean. QRELS is subtopic qrels
+    (topic subtopic docno grade). Where ndeval prints -nan, rpp prints 0 (note on stderr)."""
+    notes: list[str] = []
+    results = run_ndeval(qrels, run, NdevalOptions(alpha, beta, traditional, max_docs,
+                                                   all_topics), notes)
+    _notes(notes)
+    ndeval_report.write(results, sys.stdout)
 
 
 class _TrecEvalCommand(click.Command):
@@ -274,7 +421,8 @@ class _TrecEvalCommand(click.Command):
 @click.option("-J", "--Judged_docs_only", "judged_only", is_flag=True,
               help="Drop retrieved docs that are not judged before evaluating.")
 @click.option("-M", "--Max_retrieved_per_topic", "max_retrieved", type=click.IntRange(min=0),
-              metavar="N", help="Evaluate only the top N docs of each query (by score).")
+              metavar="N", help="Evaluate only the top N docs of each query (by score; "
+                   "default: all).")
 @click.option("-N", "--Number_docs_in_coll", "num_docs", type=int, default=0, metavar="N",
               help="Documents in the collection (only utility's 4th coefficient reads it).")
 def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str, ...],
@@ -293,7 +441,5 @@ def main() -> None:
     """Entry point: the CLI, quiet when stdout is a closed pipe (``rpp eval ... | head``)."""
     try:
         cli.main(prog_name="rpp")
-    except BrokenPipeError:
-        # Python flushes stdout again at exit; point it at /dev/null so that is silent too.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
+    except _ClosedPipe:
+        _closed_pipe()

@@ -7,13 +7,18 @@ Populations and worst-case full-corpus positions are then pure numpy on those ar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import InputError
-from .io.qrels import Qrels, is_relevant
+from .io.qrels import Qrels, SubtopicQrels, is_relevant
 from .io.runs import Run
 from .io.text import Strings
+from .progress import progress
+
+if TYPE_CHECKING:
+    from .subtopics import SubtopicIndex
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # A position key is segment * _SEG + rank; unretrieved members get _UNRET, above any rank.
@@ -38,7 +43,11 @@ class RunRows:
 
 @dataclass
 class Collection:
-    """Everything the measures need, as arrays over queries, relevant items and runs."""
+    """Everything the measures need, as arrays over queries, relevant items and runs.
+
+    With subtopic qrels the items also include those relevant to a subtopic only (see
+    :attr:`relevant` for the items relevant in the main qrels).
+    """
 
     run_names: list[str]
     runs: list[Run]
@@ -52,6 +61,13 @@ class Collection:
     level: float | None = None
     fixed_corpus_size: int | None = None
     _corpus_size: np.ndarray | None = field(default=None, repr=False)
+    subtopics: SubtopicIndex | None = None
+
+    @property
+    def relevant(self) -> np.ndarray:
+        """(I,) bool: the item is relevant in the main qrels (SPEC §1, with the level)."""
+        g = self.item_grade
+        return g >= self.level if self.level is not None else g > 0
 
     @property
     def corpus_size(self) -> np.ndarray:
@@ -91,7 +107,8 @@ class Populations:
 def graded_populations(coll: Collection) -> Populations:
     """One population per distinct relevant grade λ of a query: items with grade >= λ."""
     q, g = coll.item_query, coll.item_grade
-    pairs = np.unique(np.stack([q.astype(np.float64), g]), axis=1)  # distinct (query, λ)
+    rel = coll.relevant
+    pairs = np.unique(np.stack([q[rel].astype(np.float64), g[rel]]), axis=1)  # (query, λ)
     seg_query = pairs[0].astype(np.int64)
     seg_lambda = pairs[1]
     bounds = coll.item_bounds
@@ -131,8 +148,11 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
 
 def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float | None = None,
            corpus_size: int | None = None, dedup: bool = False,
-           notes: list[str] | None = None) -> Collection:
-    """Join runs to qrels: evaluated queries, relevant items, ranks (SPEC §1-2)."""
+           notes: list[str] | None = None, subtopics: SubtopicQrels | None = None) -> Collection:
+    """Join runs to qrels: evaluated queries, relevant items, ranks (SPEC §1-2); with
+    ``subtopics``, items relevant to a subtopic are items too."""
+    from .subtopics import encode_subtopics, relevant_docnos
+
     notes = notes if notes is not None else []
     qids = qrels.relevant_qids(level)
     if not qids:
@@ -140,10 +160,14 @@ def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float 
                          path=qrels.path)
     item_query, item_grade, item_docno = [], [], []
     for qi, qid in enumerate(qids):
-        rel = sorted((d, g) for d, g in qrels.judgments[qid].items() if is_relevant(g, level))
-        item_query += [qi] * len(rel)
-        item_docno += [d for d, _ in rel]
-        item_grade += [g for _, g in rel]
+        judged = qrels.judgments[qid]
+        rel = {d for d, g in judged.items() if is_relevant(g, level)}
+        if subtopics is not None:
+            rel |= relevant_docnos(subtopics, qid)
+        docs = sorted(rel)
+        item_query += [qi] * len(docs)
+        item_docno += docs
+        item_grade += [judged.get(d, 0.0) for d in docs]
     item_query_a = np.array(item_query, dtype=np.int64)
     items = Strings.from_texts(item_docno)
     item_keys = _mix(item_query_a, items.hashes())
@@ -152,7 +176,8 @@ def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float 
 
     ranks = np.zeros((len(runs), len(item_docno)), dtype=np.int64)
     run_rows = []
-    for r, (run, name) in enumerate(zip(runs, run_names)):
+    for r, (run, name) in enumerate(progress(zip(runs, run_names), "encoding runs",
+                                             length=len(runs))):
         to_query = np.array([qpos.get(q, -1) for q in run.qid_values], dtype=np.int64)
         qidx = to_query[run.qid_codes]
         if not (qidx >= 0).any():
@@ -179,6 +204,10 @@ def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float 
                          f"not in the run, scored as empty rankings ({shown})")
     coll = Collection(run_names, runs, qids, item_query_a, np.array(item_grade, dtype=np.float64),
                       item_docno, ranks, run_rows, [qrels], level, corpus_size)
+    if subtopics is not None:
+        if subtopics.overall is not qrels:
+            coll.qrels.append(subtopics.overall)
+        coll.subtopics = encode_subtopics(subtopics, qids, item_query_a, item_docno)
     if corpus_size is not None:
         union = _union_sizes(coll, fixed=False)
         if (union > corpus_size).any():

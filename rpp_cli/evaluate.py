@@ -7,9 +7,11 @@ import numpy as np
 
 from .collection import Collection, encode
 from .errors import InputError
-from .io.qrels import read_qrels
+from .io.qrels import read_qrels, read_subtopic_qrels
 from .io.runs import name_runs, read_run
-from .measures import FAMILIES, PREFERENCE, Measure, resolve
+from .io.text import read_table
+from .measures import DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, resolve
+from .progress import progress
 from .results import Results
 
 
@@ -23,6 +25,7 @@ class Context:
     jobs: int = 1  # worker processes for per-run work (pytrec_eval)
     tensors: dict[str, np.ndarray] = field(default_factory=dict)  # preference: (Q, R, R)
     metrics: dict[str, np.ndarray] = field(default_factory=dict)  # metric: (Q, R)
+    notes: list[str] = field(default_factory=list)  # for stderr
 
 
 @dataclass(frozen=True)
@@ -33,23 +36,42 @@ class Options:
     corpus_size: int | None = None
     dedup: bool = False
     jobs: int = 1
+    subtopics: str | None = None  # subtopic qrels file
 
 
-def load(qrels_path: str, run_paths: list[str], options: Options,
+def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, list[str]]:
+    """QRELS and RUN... from the arguments. With subtopic qrels QRELS may be ``-`` or
+    omitted: the first argument is QRELS when its first line has 4 fields (a run has 5-6)."""
+    if not paths:
+        raise InputError("missing QRELS and RUN... arguments")
+    first, rest = paths[0], paths[1:]
+    if subtopics is not None:
+        if first == "-":
+            first = None
+        elif read_table(first, (4, 5, 6), "qrels or run").nfields[0] != 4:
+            first, rest = None, paths
+    if not rest:
+        raise InputError("missing RUN... arguments")
+    return first, rest
+
+
+def load(qrels_path: str | None, run_paths: list[str], options: Options,
          notes: list[str]) -> Collection:
-    """Read the qrels and runs and join them (SPEC §1-2)."""
+    """Read the qrels and runs and join them (SPEC §1-2); without QRELS an item's grade
+    is its largest over the subtopic qrels."""
     if options.level is not None and options.level <= 0:
         raise InputError(f"relevance level must be > 0 (got {options.level:g})")
     if options.corpus_size is not None and options.corpus_size < 1:
         raise InputError(f"--corpus-size must be positive (got {options.corpus_size})")
-    if [qrels_path, *run_paths].count("-") > 1:
+    if [qrels_path, options.subtopics, *run_paths].count("-") > 1:
         raise InputError("standard input can be read only once", path="-")
-    qrels = read_qrels(qrels_path)
-    runs = [read_run(p) for p in run_paths]
+    subtopics = read_subtopic_qrels(options.subtopics) if options.subtopics else None
+    qrels = read_qrels(qrels_path) if qrels_path is not None else subtopics.overall
+    runs = [read_run(p) for p in progress(run_paths, "reading runs")]
     names, name_notes = name_runs(runs)
     notes.extend(name_notes)
     return encode(qrels, runs, names, level=options.level, corpus_size=options.corpus_size,
-                  dedup=options.dedup, notes=notes)
+                  dedup=options.dedup, notes=notes, subtopics=subtopics)
 
 
 def measure(coll: Collection, measures: list[Measure], per_query: bool,
@@ -59,7 +81,7 @@ def measure(coll: Collection, measures: list[Measure], per_query: bool,
         notes.append("preferences need two runs: only per-run measures computed")
         measures = [m for m in measures if m.kind != PREFERENCE]
     outputs = [name for m in measures for name in m.outputs]  # fixes the output order
-    ctx = Context(coll, Results(coll.qids, coll.run_names, outputs), per_query, jobs)
+    ctx = Context(coll, Results(coll.qids, coll.run_names, outputs), per_query, jobs, notes=notes)
     by_family: dict[str, list[Measure]] = {}
     for m in measures:
         by_family.setdefault(m.family, []).append(m)
@@ -68,9 +90,11 @@ def measure(coll: Collection, measures: list[Measure], per_query: bool,
     return ctx
 
 
-def run_eval(qrels_path: str, run_paths: list[str], measure_names: list[str] | None,
+def run_eval(qrels_path: str | None, run_paths: list[str], measure_names: list[str] | None,
              options: Options, per_query: bool, notes: list[str]) -> Context:
     """``rpp eval``: every selected measure for every run (and pair of runs)."""
+    if not measure_names and options.subtopics:
+        measure_names = DEFAULTS + SUBTOPIC_DEFAULTS
     measures = resolve(measure_names)
     coll = load(qrels_path, run_paths, options, notes)
     return measure(coll, measures, per_query, notes, options.jobs)

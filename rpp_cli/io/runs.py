@@ -29,25 +29,38 @@ class Run:
     docno: Strings
     score: np.ndarray
     line: np.ndarray  # 1-based line number of each row
+    rank: Strings | None = None  # the rank column as text (only `rpp ndeval` orders by it)
+    rank: Field | None = None  # the rank column as text (only `rpp ndeval` orders by it)
 
     def __len__(self) -> int:
         return len(self.score)
 
+    @property
+    def qid_bytes(self) -> np.ndarray:
+        """The qid of every row as a numpy ``S`` array."""
+        values = np.array([q.encode("utf-8", "surrogateescape") for q in self.qid_values],
+                          dtype=bytes)
+        return values[self.qid_codes]
 
-def read_run(path: str) -> Run:
-    """Read one run file (plain, gzip or ``-``); malformed lines raise InputError."""
+
+def read_run(path: str, keep_rank: bool = False) -> Run:
+    """Read one run file (plain, gzip or ``-``); malformed lines raise InputError.
+
+    ``keep_rank`` also keeps the rank column (as text), which only ndeval's ordering needs.
+    """
     raw = read_bytes(path)
-    return _read_regular(path, raw) or _read_any(path, raw)
+    return _read_regular(path, raw, keep_rank) or _read_any(path, raw, keep_rank)
 
 
-def _read_any(path: str, raw: bytes) -> Run:
+def _read_any(path: str, raw: bytes, keep_rank: bool = False) -> Run:
     """The numpy tokenizer: any whitespace, comments, blank lines; precise errors."""
     table = read_table(path, (5, 6), RUN_FORMAT, raw)
     score = table.numbers(4, "score")
     tag = table.strings(5, np.array([0])).texts()[0] if table.nfields[0] == 6 else None
     qids = table.strings(0)
     codes, values = _codes(qids)
-    return Run(path, tag, codes, values, table.strings(2), score, table.line)
+    return Run(path, tag, codes, values, table.strings(2), score, table.line,
+               table.strings(3) if keep_rank else None)
 
 
 def _codes(strings: Strings) -> tuple[np.ndarray, list[str]]:
@@ -62,7 +75,7 @@ def _codes(strings: Strings) -> tuple[np.ndarray, list[str]]:
     return codes, strings.texts(first)
 
 
-def _read_regular(path: str, raw: bytes) -> Run | None:
+def _read_regular(path: str, raw: bytes, keep_rank: bool = False) -> Run | None:
     """pyarrow's CSV reader for the common, regular layout; None when the file is not that."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -83,8 +96,9 @@ def _read_regular(path: str, raw: bytes) -> Run | None:
             parse_options=pcsv.ParseOptions(delimiter=sep.decode(), quote_char=False),
             convert_options=pcsv.ConvertOptions(
                 column_types={"qid": pa.string(), "docno": pa.string(), "score": pa.float64(),
-                              "tag": pa.string()},
-                include_columns=[n for n in ("qid", "docno", "score", "tag") if n in names]))
+                              "tag": pa.string(), "rank": pa.string()},
+                include_columns=[n for n in ("qid", "docno", "rank", "score", "tag")
+                                 if n in names and (n != "rank" or keep_rank)]))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         return None
     score = table["score"].to_numpy()
@@ -93,16 +107,22 @@ def _read_regular(path: str, raw: bytes) -> Run | None:
     if any(pc.min(pc.binary_length(table[c])).as_py() == 0 for c in ("qid", "docno")):
         return None  # a leading or doubled separator shifted the fields
     qid = pc.dictionary_encode(table["qid"]).combine_chunks()
-    docno = table["docno"].combine_chunks()
-    offsets = np.frombuffer(docno.buffers()[1], dtype=np.int32)[docno.offset:
-                                                                docno.offset + len(docno) + 1]
-    data = np.frombuffer(docno.buffers()[2], dtype=np.uint8)
+    tag = table["tag"][0].as_py() if "tag" in names else None
+    rank = _arrow_strings(table["rank"].combine_chunks()) if keep_rank else None
+    return Run(path, tag, np.asarray(qid.indices).astype(np.int64), qid.dictionary.to_pylist(),
+               _arrow_strings(table["docno"].combine_chunks()), score,
+               np.arange(1, len(score) + 1), rank)
+
+
+def _arrow_strings(array) -> Strings:
+    """A pyarrow StringArray as Strings, without a Python object per string."""
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[array.offset:
+                                                                array.offset + len(array) + 1]
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)
     strings = Strings.gather(data, offsets[:-1].astype(np.int64),
                              np.diff(offsets).astype(np.int64))
-    strings.arrow = docno
-    tag = table["tag"][0].as_py() if "tag" in names else None
-    return Run(path, tag, np.asarray(qid.indices).astype(np.int64), qid.dictionary.to_pylist(),
-               strings, score, np.arange(1, len(score) + 1))
+    strings.arrow = array
+    return strings
 
 
 def name_runs(runs: list[Run]) -> tuple[list[str], list[str]]:

@@ -118,15 +118,18 @@ class Strings:
         rank[order] = np.arange(len(rows))
         return rank
 
+    def bytes(self) -> np.ndarray:
+        """The strings as a numpy ``S`` array (bytewise comparisons, like strcmp)."""
+        if self.words.shape[1] == 0:
+            return np.zeros(len(self.lens), dtype="S1")
+        return np.ascontiguousarray(self.words).view(f"S{8 * self.words.shape[1]}").ravel()
+
     def texts(self, rows: np.ndarray | None = None) -> list[str]:
         """The strings as Python strings (only for APIs that need them, e.g. pytrec_eval)."""
         if self.arrow is not None:
             return (self.arrow if rows is None else self.arrow.take(rows)).to_pylist()
-        words = self.words if rows is None else self.words[rows]
-        if words.shape[1] == 0:
-            return [""] * len(words)
-        raw = np.ascontiguousarray(words).view(f"S{8 * words.shape[1]}").ravel()
-        return decode(raw)
+        raw = self.bytes()
+        return decode(raw if rows is None else raw[rows])
 
 
 def decode(strings: np.ndarray) -> list[str]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .qrels import QRELS_FORMAT
-from .text import Strings, read_table
+from .text import read_table
 
 RUN_FORMAT = "run: qid Q0 docno rank score runid"
 
@@ -39,7 +39,7 @@ def read_judgments(path: str) -> Judgments:
     """A qrels file (plain, gzip or ``-``); grades truncate towards zero (1.7 -> 1)."""
     table = read_table(path, (4,), QRELS_FORMAT)
     grade = np.trunc(table.numbers(3, "grade")).astype(np.int64)
-    return Judgments(_bytes(table.strings(0)), _bytes(table.strings(2)), grade, table.line)
+    return Judgments(table.strings(0).bytes(), table.strings(2).bytes(), grade, table.line)
 
 
 def read_retrieved(path: str) -> Retrieved:
@@ -48,10 +48,5 @@ def read_retrieved(path: str) -> Retrieved:
     with np.errstate(over="ignore"):  # beyond float range -> inf, as C's (float) cast
         score = table.numbers(4, "score").astype(np.float32)
     runid = table.strings(5, np.array([len(table) - 1])).texts()[0]
-    return Retrieved(_bytes(table.strings(0)), _bytes(table.strings(2)), score, table.line,
+    return Retrieved(table.strings(0).bytes(), table.strings(2).bytes(), score, table.line,
                      runid)
-
-
-def _bytes(strings: Strings) -> np.ndarray:
-    """A column as a numpy ``S`` array: sorts, compares and dedups bytewise, like strcmp."""
-    return np.ascontiguousarray(strings.words).view(f"S{8 * strings.words.shape[1]}").ravel()

@@ -13,6 +13,7 @@ from ..errors import InputError
 
 PREFERENCE = "preference"  # RPP(a, b) for ordered pairs of runs
 METRIC = "metric"  # one value per run
+SET = "set"  # a name for several measures (trec_eval's nicknames)
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class Measure:
     higher_is_better: bool = True
     options: dict = field(default_factory=dict)  # family-specific settings (discount, ...)
     trec: "trec.TrecRequest | None" = None  # for trec_eval measures
+    parameters: str = ""  # what it takes and the defaults, one line (rpp measures)
 
 
     @property
@@ -41,6 +43,9 @@ class Measure:
 REGISTRY: dict[str, Measure] = {}
 FAMILIES: dict[str, Callable] = {}
 DEFAULTS = ["rpp", "dcgrpp", "invrpp", "map", "ndcg", "recip_rank", "P.10", "asl"]
+# Added to the defaults when subtopic qrels are given (ndeval's usual four, and ST-RPP).
+SUBTOPIC_DEFAULTS = ["st-rpp", "st-dcgrpp", "st-invrpp", "ERR-IA@20", "alpha-nDCG@20", "MAP-IA",
+                     "strec@20"]
 
 
 def register(measure: Measure) -> Measure:
@@ -68,7 +73,7 @@ def resolve(names: list[str] | None) -> list[Measure]:
     trec_names: list[str] = []
     slots: list[int] = []
     for name in wanted:
-        if name in REGISTRY:
+        if name in REGISTRY and REGISTRY[name].trec is None:
             out.append(REGISTRY[name])
         elif trec.is_trec_name(name):
             slots.append(len(out))
@@ -94,4 +99,5 @@ def resolve(names: list[str] | None) -> list[Measure]:
 
 
 # The families register their measures on import (after the names above exist).
-from . import preference, search_length, trec  # noqa: E402,F401
+# Import order is listing order (rpp measures).
+from . import preference, search_length, diversity, trec  # noqa: E402,F401,I001

@@ -12,6 +12,7 @@ from typing import Callable
 import numpy as np
 
 from ..collection import Populations, graded_populations, worst_case_positions
+from ..subtopics import subtopic_populations
 from . import PREFERENCE, Measure, family, register
 
 # p(i | P) before normalisation, as a function of the recall level i (1-based array).
@@ -26,7 +27,17 @@ for _name, _discount, _what in (
         ("dcgrpp", "dcg", "RPP with recall level i weighted by 1/log2(i+1)"),
         ("invrpp", "inverse", "RPP with recall level i weighted by 1/i")):
     register(Measure(_name, PREFERENCE, "preference", _what + " (graded populations)",
-                     options={"discount": _discount, "populations": "graded"}))
+                     options={"discount": _discount, "populations": "graded"},
+                     parameters=f"-l L: populations grade >= each judged grade >= L (default: "
+                                f"> 0); prints {_name} per pair, {_name}_win per run"))
+for _name, _discount, _what in (
+        ("st-rpp", "uniform", "RPP over subtopic populations, all recall levels weighted equally"),
+        ("st-dcgrpp", "dcg", "RPP over subtopic populations, level i weighted by 1/log2(i+1)"),
+        ("st-invrpp", "inverse", "RPP over subtopic populations, level i weighted by 1/i")):
+    register(Measure(_name, PREFERENCE, "preference", _what + " (needs --subtopics)",
+                     options={"discount": _discount, "populations": "subtopic"},
+                     parameters=f"--subtopics FILE: one population per subtopic plus all "
+                                f"relevant items; prints {_name} per pair, {_name}_win per run"))
 
 # Bytes of float64 temporaries per chunk of pairs x levels; bounds memory at any scale.
 _CHUNK_BYTES = 64 << 20
@@ -95,4 +106,5 @@ def compute(ctx, measures: list[Measure]) -> None:
             ctx.tensors[m.name] = per_query
 
 
-POPULATIONS: dict[str, Callable] = {"graded": graded_populations}
+POPULATIONS: dict[str, Callable] = {"graded": graded_populations,
+                                    "subtopic": subtopic_populations}

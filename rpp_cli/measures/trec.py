@@ -292,7 +292,7 @@ def collection_run(coll, r: int) -> dict[str, dict[str, float]]:
             for qid, lo, hi in zip(coll.qids, bounds[:-1].tolist(), bounds[1:].tolist())}
 
 
-from . import family  # noqa: E402  (the registry imports this module)
+from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry imports us)
 
 
 @family("trec")
@@ -323,3 +323,26 @@ def _evaluate_run(r: int, coll, qrels, requests, names, level) -> np.ndarray:
     out = np.array([[per_query.get(qid, {}).get(n, 0.0) for n in names] for qid in coll.qids],
                    dtype=np.float64).reshape(len(coll.qids), len(names))
     return np.nan_to_num(out, nan=0.0)
+
+
+def _parameters(base: str) -> str:
+    """``-m`` parameter syntax of ``base`` and trec_eval's defaults, for ``rpp measures``."""
+    if base in LONG_CUTOFFS:
+        return f"{base}.k1,k2,... (default {','.join(map(str, LONG_CUTOFFS[base]))})"
+    if base in FLOAT_CUTOFFS:
+        return f"{base}.x1,x2,... (default {','.join(map(str, FLOAT_CUTOFFS[base]))})"
+    if base in PAIR_PARAMS:
+        return f"{base}.grade=gain,... (default: gain = grade)"
+    return {"utility": "utility.a,b,c,d (default 1,-1,0,0)",
+            "11pt_avg": "11pt_avg.r1,r2,... (default 0.0,0.1,...,1.0)",
+            "set_F": "set_F.beta (default 1)"}.get(base, "")
+
+
+for _base in ORDER:
+    if _base not in TEXT_MEASURES:  # runid, relstring: text, not numbers
+        _what = re.sub(r" \(\.[^)]*\)$", "", DESCRIPTIONS[_base])  # syntax: parameters
+        register(Measure(_base, METRIC, "trec", f"trec_eval: {_what}",
+                         trec=TrecRequest(_base), parameters=_parameters(_base)))
+for _nick, _members in NICKNAMES.items():
+    register(Measure(_nick, SET, "trec", f"trec_eval's set: {' '.join(_members)}",
+                     trec=TrecRequest(_nick)))

@@ -1,1 +1,44 @@
-"""Output formats, each written once against the Results table."""
+"""Output formats, each written once against the Results table.
+
+Every format module has ``write(results, out, precision, summary)``; :func:`write` picks one
+by name, so a command hands its Results over in one line whatever ``--format`` says: add
+``@output_options`` (cli.py) and end with ``write(results, fmt, sys.stdout, precision)``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import TextIO
+
+from ..results import Results
+from . import csv, jsonl, latex, markdown, matrix, trec
+
+WRITERS = {"trec": trec, "jsonl": jsonl, "csv": csv, "matrix": matrix, "markdown": markdown,
+           "latex": latex}
+FORMATS = tuple(WRITERS)
+
+
+def write(results: Results, fmt: str = "trec", out: TextIO | None = None, precision: int = 4,
+          summary: bool = True) -> None:
+    """Write ``results`` to ``out`` (stdout) in format ``fmt``; ``summary`` keeps ``all`` rows.
+
+    The stream is flushed afterwards so that whatever goes to stderr next comes after it.
+    When the reader of stdout has gone (``| head``), the rest of the output is dropped and
+    the command goes on to its own exit status (a check still fails or passes).
+    """
+    out = sys.stdout if out is None else out
+    try:
+        WRITERS[fmt].write(results, out, precision, summary)
+        out.flush()
+    except BrokenPipeError:
+        if out is not sys.stdout:
+            raise
+        discard_stdout()
+
+
+def discard_stdout() -> None:
+    """Point stdout's file descriptor at /dev/null: what is still buffered, and any later
+    write, vanishes instead of failing again (and no traceback at interpreter exit)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

@@ -1,0 +1,104 @@
+"""``rpp check``: a regression gate for CI. A candidate fails when it is significantly worse
+than the baseline on a chosen measure, or when a metric drops by more than its allowed delta.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+from .evaluate import Options, load, measure
+from .measures import resolve
+from .results import Results
+from .stats import DEFAULT_SEED, pair_values, significance, testable
+
+GATE_TESTS = ("randomization", "ttest")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One gate for one candidate: PASS or FAIL, with the evidence."""
+
+    candidate: str
+    measure: str
+    passed: bool
+    text: str  # what the gate saw, e.g. "effect -0.2100, p 0.0001: significantly worse"
+
+    def line(self) -> str:
+        return f"{'PASS' if self.passed else 'FAIL'}\t{self.candidate}\t{self.measure}\t{self.text}"
+
+
+def parse_max_drops(specs: tuple[str, ...]) -> list[tuple[str, float]]:
+    """``MEASURE=DELTA`` pairs; DELTA must be a non-negative number."""
+    out = []
+    for spec in specs:
+        name, eq, delta = spec.rpartition("=")
+        try:
+            value = float(delta)
+        except ValueError:
+            value = -1.0
+        if not eq or not name or not value >= 0:
+            raise InputError(f"--max-drop '{spec}': expected MEASURE=DELTA with DELTA >= 0")
+        out.append((name, value))
+    return out
+
+
+def run_check(qrels_path: str, baseline: str, candidates: list[str],
+              measure_names: list[str] | None, options: Options, test: str, alpha: float,
+              max_drops: list[tuple[str, float]], permutations: int = 10000,
+              seed: int = DEFAULT_SEED, notes: list[str] | None = None
+              ) -> tuple[Results, list[Verdict]]:
+    """Evaluate baseline and candidates; test each candidate against the baseline.
+
+    Rows (qid ``all``, run = candidate, other = baseline): ``M`` (mean RPP(candidate,
+    baseline)) or ``M_diff`` (mean metric difference) and ``M_p`` for each tested measure,
+    and ``M_drop`` (baseline minus candidate, in the worse direction) for each --max-drop.
+    """
+    notes = notes if notes is not None else []
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha must be in (0, 1) (got {alpha:g})")
+    if baseline in candidates:
+        raise InputError("the baseline is also given as a candidate", path=baseline)
+    tested = resolve(measure_names or ["rpp"])
+    drop_measures = [resolve([name]) for name, _ in max_drops]
+    for (name, _), found in zip(max_drops, drop_measures):
+        if len(found) != 1 or found[0].kind != "metric" or len(found[0].outputs) != 1:
+            raise InputError(f"--max-drop '{name}': needs one per-run metric (e.g. map, P.10)")
+    wanted = list({m.name: m for m in tested + [f[0] for f in drop_measures]}.values())
+    coll = load(qrels_path, [baseline, *candidates], options, notes)
+    ctx = measure(coll, wanted, False, notes, options.jobs)
+    names = testable(ctx, tested, notes)
+    results = Results(coll.qids, coll.run_names)
+    verdicts: list[Verdict] = []
+    for c in range(1, len(coll.run_names)):
+        cand = coll.run_names[c]
+        for name, is_pref in names:
+            values = _pair(ctx.tensors[name] if is_pref else ctx.metrics[name], c)
+            effect = float(pair_values(values).mean())  # candidate vs baseline
+            p = float(significance(values, test, permutations, np.random.default_rng(seed))[0])
+            results.add(name if is_pref else f"{name}_diff", -1, [c], [effect], [0])
+            results.add(f"{name}_p", -1, [c], [p], [0])
+            better = is_pref or _higher_is_better(wanted, name)
+            worse = (effect < 0 if better else effect > 0) and p < alpha
+            verdicts.append(Verdict(cand, name, not worse,
+                                    f"effect {effect:+.4f}, p {p:.4f} ({test}, alpha {alpha:g})"
+                                    + (": significantly worse" if worse else "")))
+        for (name, delta), (m,) in zip(max_drops, drop_measures):
+            out = m.outputs[0]
+            mean = ctx.metrics[out].mean(axis=0)
+            drop = float(mean[0] - mean[c]) if m.higher_is_better else float(mean[c] - mean[0])
+            results.add(f"{out}_drop", -1, [c], [drop], [0])
+            verdicts.append(Verdict(cand, out, drop <= delta,
+                                    f"drop {drop:+.4f} (allowed {delta:g})"))
+    return results, verdicts
+
+
+def _pair(values: np.ndarray, c: int) -> np.ndarray:
+    """The (candidate, baseline) slice of a (Q, R) or (Q, R, R) array, candidate first."""
+    idx = [c, 0]
+    return values[:, idx][:, :, idx] if values.ndim == 3 else values[:, idx]
+
+
+def _higher_is_better(measures, output: str) -> bool:
+    return all(m.higher_is_better for m in measures if output in m.outputs)

@@ -1,0 +1,265 @@
+"""The TREC Web track diversity measures, exactly as the track's ndeval (v4.5) computes them.
+
+Relevance is binary per subtopic. Every measure is numpy over (queries, positions, subtopics).
+Float sums keep ndeval's order so that every printed digit, and every tie of its greedy ideal
+ranking, is ndeval's: cumulative sums run along positions (``cumsum`` is sequential) and the
+novelty gain of a position is summed subtopic by subtopic (a loop over the few subtopic
+columns). Powers (1-α)^c and β^i are repeated products, as in ndeval.
+
+ndeval prints NaN for nNRBP when the ideal NRBP is 0 (a query with no relevant subtopic);
+here that value is 0 and the callers say so on stderr.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ..subtopics import SubtopicIndex, require
+from . import METRIC, Measure, family, register
+
+DEPTH = 20  # ndeval's rank cutoff arrays
+CUTOFFS = (5, 10, 20)
+ALPHA = 0.5  # redundancy: a subtopic's gain decays by (1 - α) with each item relevant to it
+BETA = 0.5  # NRBP's patience
+
+_FAMILIES = (  # name, has a cutoff, description ({k}: the cutoff)
+    ("ERR-IA", True, "intent-aware expected reciprocal rank of the top {k} (α 0.5), over "
+                     "its collection-independent maximum"),
+    ("nERR-IA", True, "ERR-IA of the top {k} over that of ndeval's greedy ideal ranking"),
+    ("alpha-DCG", True, "α-DCG of the top {k} (α 0.5), over its collection-independent "
+                        "maximum"),
+    ("alpha-nDCG", True, "α-DCG of the top {k} over that of ndeval's greedy ideal ranking"),
+    ("NRBP", False, "novelty- and rank-biased precision (α 0.5, β 0.5)"),
+    ("nNRBP", False, "NRBP over that of ndeval's greedy ideal ranking"),
+    ("MAP-IA", False, "intent-aware mean average precision"),
+    ("P-IA", True, "intent-aware precision of the top {k}"),
+    ("strec", True, "subtopic recall of the top {k}: share of the subtopics covered"),
+)
+# ndeval's column order; the registry and `rpp ndeval` both use it.
+NAMES = [f"{base}@{k}" if cut else base for base, cut, _ in _FAMILIES
+         for k in (CUTOFFS if cut else (None,))]
+DEFAULTS = ["ERR-IA@20", "alpha-nDCG@20", "MAP-IA", "strec@20"]
+
+for _base, _cut, _what in _FAMILIES:
+    for _k in CUTOFFS if _cut else (None,):
+        register(Measure(f"{_base}@{_k}" if _cut else _base, METRIC, "diversity",
+                         _what.format(k=_k) + " (ndeval v4.5; needs --subtopics)"))
+
+# disc(i) = 1 / log2(i + 2) at 0-based position i, with C's log as ndeval writes it.
+_DISCOUNT = np.array([1.0] + [math.log(2.0) / math.log(i + 2.0) for i in range(1, DEPTH)])
+_POSITION = np.arange(1.0, DEPTH + 1.0)
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """Which item is relevant to which subtopic of its query: all ndeval reads from qrels."""
+
+    membership: np.ndarray  # (I + 1, T) bool; the last row (index -1) is "no item"
+    item_query: np.ndarray  # (I,) query of each item
+    docno_rank: np.ndarray  # (I,) byte order of the docnos (ideal ties go to the larger)
+    count: np.ndarray  # (Q,) number of subtopics S
+    nrel: np.ndarray  # (Q, T) relevant items of each subtopic
+
+    @classmethod
+    def from_index(cls, index: SubtopicIndex, item_query: np.ndarray,
+                   item_docno: list[str]) -> Judgments:
+        """The judgments of items grouped by query, from their subtopic index."""
+        n = len(item_docno)
+        member = np.vstack([index.membership(n), np.zeros((1, index.width), dtype=bool)])
+        docnos = np.array([d.encode("utf-8", "surrogateescape") for d in item_docno],
+                          dtype=bytes)
+        rank = np.unique(docnos, return_inverse=True)[1].ravel() if n else np.zeros(0, int)
+        return cls(member, item_query, rank, index.count, index.relevant_counts())
+
+    def relevance(self, lists: np.ndarray) -> np.ndarray:
+        """(Q, L, T) bool relevance of ranked lists of item indices (-1: not relevant)."""
+        return self.membership[lists]
+
+
+class Series(NamedTuple):
+    """The novelty-based measures of ranked lists, before ideal normalisation."""
+
+    err: np.ndarray  # (Q, DEPTH) ERR-IA@k at k = 1..DEPTH
+    dcg: np.ndarray  # (Q, DEPTH) alpha-DCG@k
+    nrbp: np.ndarray  # (Q,)
+
+
+def novelty(rel: np.ndarray, alpha: float) -> np.ndarray:
+    """(Q, L) gain of each position: Σ_t rel_t · (1-α)^(items above relevant to t)."""
+    seen = np.cumsum(rel, axis=1) - rel
+    decay = np.multiply.accumulate(np.concatenate(([1.0], np.full(rel.shape[1], 1.0 - alpha))))
+    score = np.zeros(rel.shape[:2])
+    for t in range(rel.shape[2]):  # subtopic by subtopic: ndeval's float order
+        score += np.where(rel[:, :, t], decay[seen[:, :, t]], 0.0)
+    return score
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """num / den where ``where``, else 0."""
+    num, den = np.broadcast_arrays(np.asarray(num, dtype=np.float64), den)
+    return np.divide(num, den, out=np.zeros(num.shape), where=where)
+
+
+def series(rel: np.ndarray, count: np.ndarray, alpha: float, beta: float) -> Series:
+    """ERR-IA@k and alpha-DCG@k over ndeval's "ideal ideal" (S gains decaying by 1-α at each
+    rank), and NRBP over the whole list; 0 for queries without subtopics."""
+    score = novelty(rel, alpha)
+    top = score[:, :DEPTH]
+    first = np.column_stack([count.astype(np.float64),
+                             np.full((len(count), DEPTH - 1), 1.0 - alpha)])
+    gain = np.multiply.accumulate(first, axis=1)  # S (1-α)^i as repeated products
+    has = (count > 0)[:, None]
+    dcg = _ratio(np.cumsum(top * _DISCOUNT, axis=1), np.cumsum(gain * _DISCOUNT, axis=1), has)
+    err = _ratio(np.cumsum(top / _POSITION, axis=1), np.cumsum(gain / _POSITION, axis=1), has)
+    decay = np.multiply.accumulate(np.concatenate(([1.0], np.full(rel.shape[1] - 1, beta))))
+    total = np.cumsum(score * decay, axis=1)[:, -1]
+    factor = _ratio(1.0 - (1.0 - alpha) * beta, count.astype(np.float64), count > 0)
+    return Series(err, dcg, total * factor)
+
+
+def intent_aware(rel: np.ndarray, count: np.ndarray,
+                 nrel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """MAP-IA (Q,), P-IA@k and strec@k (Q, DEPTH) of ranked lists."""
+    hits = np.cumsum(rel, axis=1)  # items so far relevant to each subtopic
+    precision = np.where(rel, hits / np.arange(1.0, rel.shape[1] + 1.0)[None, :, None], 0.0)
+    ap_sum = np.cumsum(precision, axis=1)[:, -1, :]
+    total = np.zeros(len(count))
+    for t in range(rel.shape[2]):  # subtopic by subtopic: ndeval's float order
+        total += _ratio(ap_sum[:, t], nrel[:, t], nrel[:, t] > 0)
+    has = count > 0
+    mapia = _ratio(total, count, has)
+    top = hits[:, :DEPTH, :]
+    p_ia = _ratio(top.sum(axis=2), _POSITION * count[:, None], has[:, None])
+    strec = _ratio((top > 0).sum(axis=2), count[:, None], has[:, None])
+    return mapia, p_ia, strec
+
+
+def ideal_ranking(judgments: Judgments, alpha: float) -> np.ndarray:
+    """(Q, N) ndeval's greedy ideal: repeatedly the item of largest novelty gain, ties to the
+    larger docno (-1 pads). Items relevant to no subtopic add nothing and are left out.
+
+    Items with the same subtopics have the same gain at every step, so the greedy runs over
+    those classes (few per query), taking a class's items in descending docno order. Each
+    step depends on the last, so steps are a loop; each is numpy over all queries at once.
+    """
+    n_queries = len(judgments.count)
+    member = judgments.membership[:-1]
+    items = np.flatnonzero(member.any(axis=1))
+    if len(items) == 0:
+        return np.full((n_queries, 0), -1, dtype=np.int64)
+    query = judgments.item_query[items]
+    classes, of_class = np.unique(np.column_stack([query, member[items]]).astype(np.int64),
+                                  axis=0, return_inverse=True)
+    of_class = of_class.ravel()
+    cls_query = classes[:, 0]
+    slot = np.arange(len(classes)) - np.searchsorted(cls_query, np.arange(n_queries))[cls_query]
+    width = int(slot.max()) + 1
+    pattern = np.zeros((n_queries, width, member.shape[1]), dtype=bool)
+    pattern[cls_query, slot] = classes[:, 1:].astype(bool)
+    queue = items[np.lexsort((-judgments.docno_rank[items], of_class))]  # by class, docno desc
+    start = np.zeros((n_queries, width), dtype=np.int64)
+    size = np.zeros((n_queries, width), dtype=np.int64)
+    start[cls_query, slot] = np.searchsorted(np.sort(of_class), np.arange(len(classes)))
+    size[cls_query, slot] = np.bincount(of_class, minlength=len(classes))
+    taken = np.zeros_like(size)
+    gain = np.ones((n_queries, member.shape[1]))
+    rows = np.arange(n_queries)
+    length = int(np.bincount(query).max())
+    ideal = np.full((n_queries, length), -1, dtype=np.int64)
+    for step in range(length):  # one rank per step: each pick lowers the next gains
+        live = taken < size
+        score = np.zeros(live.shape)
+        for t in range(member.shape[1]):  # subtopic by subtopic: ndeval's float order
+            score += np.where(pattern[:, :, t], gain[:, t, None], 0.0)
+        score = np.where(live, score, -np.inf)
+        nxt = queue[np.minimum(start + taken, len(queue) - 1)]
+        best = live & (score == score.max(axis=1, keepdims=True))
+        pick = np.where(best, judgments.docno_rank[nxt], -1).argmax(axis=1)
+        ok = live[rows, pick]
+        ideal[rows[ok], step] = nxt[rows[ok], pick[ok]]
+        taken[rows[ok], pick[ok]] += 1
+        gain = np.where(pattern[rows, pick] & ok[:, None], gain * (1.0 - alpha), gain)
+    return ideal
+
+
+def _padded(lists: np.ndarray) -> np.ndarray:
+    """Ranked lists with at least DEPTH columns (-1 = no relevant item there)."""
+    if lists.shape[1] >= DEPTH:
+        return lists
+    pad = np.full((lists.shape[0], DEPTH - lists.shape[1]), -1, dtype=np.int64)
+    return np.concatenate([lists, pad], axis=1)
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """ndeval's 21 values of ranked lists, for one set of judgments and parameters."""
+
+    judgments: Judgments
+    alpha: float
+    beta: float
+    ideal: Series
+
+    @classmethod
+    def prepare(cls, judgments: Judgments, alpha: float = ALPHA, beta: float = BETA) -> Scorer:
+        """Compute the greedy ideal ranking's measures once for every run to come."""
+        ideal = _padded(ideal_ranking(judgments, alpha))
+        return cls(judgments, alpha, beta,
+                   series(judgments.relevance(ideal), judgments.count, alpha, beta))
+
+    @property
+    def undefined(self) -> np.ndarray:
+        """(Q,) queries whose nNRBP is 0/0 (ideal NRBP 0): ndeval prints NaN, we print 0."""
+        return self.ideal.nrbp == 0
+
+    def evaluate(self, lists: np.ndarray) -> np.ndarray:
+        """(Q, 21) values in ndeval's column order (NAMES) of ranked lists (Q, L) of items."""
+        rel = self.judgments.relevance(_padded(lists))
+        run = series(rel, self.judgments.count, self.alpha, self.beta)
+        mapia, p_ia, strec = intent_aware(rel, self.judgments.count, self.judgments.nrel)
+        scored = run.dcg != 0
+        n_err = _ratio(run.err, self.ideal.err, scored)
+        n_dcg = _ratio(run.dcg, self.ideal.dcg, scored)
+        n_nrbp = _ratio(run.nrbp, self.ideal.nrbp, ~self.undefined)
+        cut = [k - 1 for k in CUTOFFS]
+        return np.column_stack([run.err[:, cut], n_err[:, cut], run.dcg[:, cut],
+                                n_dcg[:, cut], run.nrbp, n_nrbp, mapia, p_ia[:, cut],
+                                strec[:, cut]])
+
+
+def undefined_note(how_many: str) -> str:
+    """The stderr note for nNRBP values ndeval prints as NaN (``how_many``: "2 queries")."""
+    return (f"nNRBP is 0/0 for {how_many} (no relevant subtopic, or ideal NRBP 0): "
+            "ndeval prints -nan, rpp prints 0")
+
+
+def collection_lists(coll, r: int, member: np.ndarray) -> np.ndarray:
+    """(Q, L) the subtopic-relevant items run ``r`` retrieved, at their 0-based ranks."""
+    rank = coll.ranks[r]
+    hit = np.flatnonzero((rank > 0) & member)
+    lists = np.full((len(coll.qids), max(DEPTH, int(rank[hit].max(initial=0)))), -1,
+                    dtype=np.int64)
+    lists[coll.item_query[hit], rank[hit] - 1] = hit
+    return lists
+
+
+@family("diversity")
+def compute(ctx, measures: list[Measure]) -> None:
+    """ndeval's measures per query and run; ``all`` is the mean over evaluated queries."""
+    from ..aggregate import add_metric
+
+    coll = ctx.collection
+    index = require(coll, f"measure '{measures[0].name}'")
+    scorer = Scorer.prepare(Judgments.from_index(index, coll.item_query, coll.item_docno))
+    member = scorer.judgments.membership[:-1].any(axis=1)
+    values = np.stack([scorer.evaluate(collection_lists(coll, r, member))
+                       for r in range(len(coll.run_names))], axis=1)  # (Q, R, 21)
+    for m in measures:
+        per_query = values[:, :, NAMES.index(m.name)]
+        add_metric(ctx.results, m.name, per_query, ctx.per_query)
+        ctx.metrics[m.name] = per_query
+    if any(m.name == "nNRBP" for m in measures) and scorer.undefined.any():
+        n = int(scorer.undefined.sum())
+        ctx.notes.append(undefined_note(f"{n} {'query' if n == 1 else 'queries'}"))

@@ -1,0 +1,198 @@
+"""``rpp ndeval``: the TREC Web track's ndeval (v4.5) for one run, as a drop-in.
+
+ndeval's rules for what is evaluated: a topic's ranking follows the rank column (by score,
+then docno descending, with ``-traditional``), ``-M N`` keeps each topic's first N items,
+topics are numbers (a run may write ``wt12-151``), a topic of the run missing from the qrels
+is printed as zeros but left out of the mean, and the mean divides by the topics of the run
+found in the qrels (by all topics of the qrels with ``-c``). The values come from
+:mod:`rpp_cli.measures.diversity`; the README lists where rpp deliberately differs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .aggregate import add_metric
+from .errors import InputError
+from .io.qrels import SubtopicQrels, read_subtopic_qrels
+from .io.runs import Run, name_runs, read_run
+from .measures.diversity import DEPTH, NAMES, Judgments, Scorer, undefined_note
+from .results import Results
+from .subtopics import encode_subtopics, relevant_docnos
+
+
+@dataclass(frozen=True)
+class NdevalOptions:
+    """ndeval's options: -alpha, -beta, -traditional, -M, -c."""
+
+    alpha: float = 0.5
+    beta: float = 0.5
+    traditional: bool = False
+    max_docs: int | None = None
+    all_topics: bool = False
+
+
+def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[str]) -> Results:
+    """ndeval's 21 values per topic of the run and their ``amean`` (as the ``all`` rows)."""
+    sq = read_subtopic_qrels(qrels_path)
+    qids = _qrels_topics(sq)
+    _note_grades(sq, notes)
+    item_query, item_docno = [], []
+    for qi, qid in enumerate(qids):
+        docs = sorted(relevant_docnos(sq, qid))
+        item_query += [qi] * len(docs)
+        item_docno += docs
+    item_query_a = np.array(item_query, dtype=np.int64)
+    index = encode_subtopics(sq, qids, item_query_a, item_docno)
+    scorer = Scorer.prepare(Judgments.from_index(index, item_query_a, item_docno),
+                            opts.alpha, opts.beta)
+
+    run = read_run(run_path, keep_rank=True)
+    names, name_notes = name_runs([run])
+    notes.extend(name_notes)
+    topic = _run_topics(run)
+    rows, pos = _ranking(run, topic, opts)
+    run_topics = np.unique(topic[rows])
+    number = np.array([int(q) for q in qids], dtype=np.int64)
+    qidx = np.full(len(run_topics), -1, dtype=np.int64)
+    found = np.isin(run_topics, number)
+    qidx[found] = np.searchsorted(number, run_topics[found])  # qids are in numeric order
+    if not found.any():
+        raise InputError(f"shares no topic with the qrels ({qrels_path})", path=run_path)
+    row_q = qidx[np.searchsorted(run_topics, topic[rows])]
+    item = _match_items(row_q, run.docno.bytes()[rows], item_query_a, item_docno)
+    hit = item >= 0
+    lists = np.full((len(qids), max(DEPTH, int(pos[hit].max(initial=-1)) + 1)), -1,
+                    dtype=np.int64)
+    lists[row_q[hit], pos[hit]] = item[hit]
+    values = scorer.evaluate(lists)
+    printed = np.zeros((len(run_topics), len(NAMES)))
+    printed[found] = values[qidx[found]]
+    total = np.cumsum(printed, axis=0)[-1]  # in topic order, as ndeval adds them
+    amean = total / (len(qids) if opts.all_topics else int(found.sum()))
+
+    undefined = int(scorer.undefined[qidx[found]].sum())
+    if undefined:
+        notes.append(undefined_note(_count(undefined, "topic")))
+    if not found.all():
+        notes.append(f"{_count(int((~found).sum()), 'topic')} of the run not in the qrels: "
+                     "printed as zeros and left out of amean, as ndeval does")
+    results = Results([str(t) for t in run_topics.tolist()], names, list(NAMES))
+    for k, name in enumerate(NAMES):
+        add_metric(results, name, printed[:, [k]], True, amean[[k]])
+    return results
+
+
+def _qrels_topics(sq: SubtopicQrels) -> list[str]:
+    """The qrels' topics in numeric order; ndeval's topics are natural numbers."""
+    seen: dict[int, str] = {}
+    for qid, line in sorted(sq.first_line.items(), key=lambda item: item[1]):
+        if not (qid.isascii() and qid.isdigit()):
+            raise InputError(f"topic '{qid}' is not a number (ndeval's topics are numbers)",
+                             sq.path, line)
+        if int(qid) in seen:
+            raise InputError(f"topics '{seen[int(qid)]}' and '{qid}' are the same number",
+                             sq.path, line)
+        seen[int(qid)] = qid
+    return [seen[n] for n in sorted(seen)]
+
+
+def _note_grades(sq: SubtopicQrels, notes: list[str]) -> None:
+    """Say where rpp reads the qrels differently from ndeval."""
+    if sq.negative:
+        notes.append(f"{sq.path}: {_count(sq.negative, 'negative grade')} read as "
+                     "non-relevant (ndeval rejects them)")
+    if sq.no_subtopic_relevant:
+        notes.append(f"{sq.path}: subtopic 0 is no subtopic (ndeval counts it as one): "
+                     f"{_count(sq.no_subtopic_relevant, 'relevant judgment')} not used")
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def _topic_number(token: str) -> int | None:
+    """ndeval's run topic: a number, or a number after the first '-' (``wt12-151``)."""
+    digits = token if token[:1].isdigit() else token.partition("-")[2]
+    return int(digits) if digits.isascii() and digits.isdigit() else None
+
+
+def _run_topics(run: Run) -> np.ndarray:
+    """(rows,) topic number of each run row; a topic that is not one is an InputError."""
+    strings, first, inverse = np.unique(run.qid_bytes, return_index=True, return_inverse=True)
+    numbers = []
+    for token, row in zip(strings.tolist(), first.tolist()):
+        text = token.decode("utf-8", "replace")
+        number = _topic_number(text)
+        if number is None:
+            raise InputError(f"topic '{text}' is not a number or prefix-number such as "
+                             "wt12-151 (ndeval's topics)", run.path, int(run.line[row]))
+        numbers.append(number)
+    return np.array(numbers, dtype=np.int64)[inverse.ravel()]
+
+
+def _ranking(run: Run, topic: np.ndarray, opts: NdevalOptions) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of each topic's ranking (topics ascending) and their 0-based positions, after
+    -M; ties of rank and repeated docnos among the kept rows are InputErrors."""
+    if opts.traditional:
+        code = np.unique(run.docno.bytes(), return_inverse=True)[1].ravel()
+        order = np.lexsort((-code, -run.score, topic))
+    else:
+        rank = _rank_numbers(run)
+        order = np.lexsort((rank, topic))
+        _no_repeats(run, order, topic, rank, "rank")
+    t = topic[order]
+    starts = np.flatnonzero(np.concatenate(([True], t[1:] != t[:-1])))
+    pos = np.arange(len(t)) - np.repeat(starts, np.diff(np.append(starts, len(t))))
+    keep = pos < opts.max_docs if opts.max_docs else np.ones(len(t), dtype=bool)
+    rows = order[keep]
+    code = np.unique(run.docno.bytes()[rows], return_inverse=True)[1].ravel()
+    _no_repeats(run, rows[np.lexsort((code, topic[rows]))], topic, None, "docno")
+    return rows, pos[keep]
+
+
+def _rank_numbers(run: Run) -> np.ndarray:
+    """The rank column as integers >= 0 (ndeval's ranks are natural numbers)."""
+    strings = run.rank.bytes()
+    ok = np.char.isdigit(strings) & (run.rank.lens <= 18)
+    if not ok.all():
+        row = int(np.argmin(ok))
+        raise InputError(f"rank '{strings[row].decode('utf-8', 'replace')}' is not a natural "
+                         "number (ndeval orders by it; -traditional orders by score)",
+                         run.path, int(run.line[row]))
+    return strings.astype(np.int64)
+
+
+def _no_repeats(run: Run, order: np.ndarray, topic: np.ndarray, rank: np.ndarray | None,
+                what: str) -> None:
+    """InputError at the later line of the first rank (or docno) repeated in a topic;
+    ``order`` sorts rows so that repeats are adjacent."""
+    value = run.docno.bytes()[order] if rank is None else rank[order]
+    t = topic[order]
+    same = np.flatnonzero((t[1:] == t[:-1]) & (value[1:] == value[:-1]))
+    if len(same) == 0:
+        return
+    a, b = order[same], order[same + 1]
+    i = int(np.argmin(np.maximum(run.line[a], run.line[b])))
+    early, late = sorted((int(run.line[a[i]]), int(run.line[b[i]])))
+    shown = value[same[i]]
+    shown = shown.decode("utf-8", "replace") if isinstance(shown, bytes) else int(shown)
+    raise InputError(f"{what} {shown} repeated in topic {int(t[same[i]])} (first at line "
+                     f"{early})", run.path, late)
+
+
+def _match_items(row_query: np.ndarray, docnos: np.ndarray, item_query: np.ndarray,
+                 item_docno: list[str]) -> np.ndarray:
+    """Item index of each (query index, docno) row, -1 when it is no relevant item."""
+    out = np.full(len(docnos), -1, dtype=np.int64)
+    if not item_docno:
+        return out
+    keys = np.char.add(np.char.add(item_query.astype("S"), b"\t"),
+                       np.array([d.encode("utf-8", "surrogateescape") for d in item_docno]))
+    order = np.argsort(keys)
+    wanted = np.char.add(np.char.add(row_query.astype("S"), b"\t"), docnos)
+    at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
+    hit = (keys[order][at] == wanted) & (row_query >= 0)
+    out[hit] = order[at[hit]]
+    return out

@@ -1,0 +1,40 @@
+"""Progress on stderr for slow loops: a click progress bar that appears only when stderr is a
+terminal and the loop has already run for ``delay`` seconds; silent otherwise (pipes, files,
+CI logs), so stdout and logs carry results and notes only (SPEC §7)."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Iterable, Iterator, Sized, TextIO, TypeVar
+
+import click
+
+T = TypeVar("T")
+DELAY = 2.0  # seconds of work before a bar is worth showing
+
+
+def progress(items: Iterable[T], label: str, length: int | None = None,
+             delay: float = DELAY, stream: TextIO | None = None) -> Iterator[T]:
+    """Yield ``items``; on a terminal ``stream`` (stderr), draw a bar once ``delay`` seconds
+    have passed. ``length`` defaults to ``len(items)`` (no bar when neither is known)."""
+    stream = sys.stderr if stream is None else stream
+    total = length if length is not None else len(items) if isinstance(items, Sized) else None
+    if total is None or not stream.isatty():
+        yield from items
+        return
+    start = time.monotonic()
+    bar = None
+    done = 0
+    try:
+        for item in items:
+            yield item
+            done += 1
+            if bar is None and time.monotonic() - start >= delay:
+                bar = click.progressbar(length=total, label=label, file=stream)
+                bar.__enter__()
+                bar.update(done)
+            elif bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)

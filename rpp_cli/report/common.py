@@ -1,0 +1,41 @@
+"""What every format shares: how a value is printed and the rows in SPEC §7 order."""
+from __future__ import annotations
+
+from typing import Iterable, Iterator, TextIO
+
+import numpy as np
+
+from ..results import ALL, Results
+
+
+def number(value: float, precision: int) -> str:
+    """A value as every format prints it (SPEC §7: fixed decimals), so all formats agree."""
+    return f"{value:.{precision}f}"
+
+
+def coded_rows(results: Results, summary: bool = True
+               ) -> tuple[list[str], list[str], list[str], Iterator[tuple]]:
+    """Measure names, qid names (``all`` last), run names and the rows ``(m, q, r, o, value)``
+    as indexes into them (``o = -1`` for per-run rows), in SPEC §7 order.
+
+    Writers encode each name once and then only index, which keeps millions of per-query
+    rows cheap. Without ``summary`` the ``all`` rows are left out.
+    """
+    m, q, r, o, v = results.columns()
+    if not summary:
+        keep = q >= 0
+        m, q, r, o, v = m[keep], q[keep], r[keep], o[keep], v[keep]
+    q = np.where(q < 0, len(results.qids), q)
+    rows = zip(m.tolist(), q.tolist(), r.tolist(), o.tolist(), v.tolist())
+    return results.measures, results.qids + [ALL], results.runs, rows
+
+
+def write_lines(out: TextIO, lines: Iterable[str], chunk: int = 65536) -> None:
+    """Write ``lines`` in chunks: bounded memory, and a pipe reader sees output early."""
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= chunk:
+            out.write("".join(batch))
+            batch.clear()
+    out.write("".join(batch))

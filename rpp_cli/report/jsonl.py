@@ -1,0 +1,26 @@
+"""JSON Lines: one object a row, ``{"measure", "qid", "run", "other", "value"}``.
+
+``other`` is null for per-run values; ``value`` is the number printed with ``--precision``
+decimals (the same digits as the trec format), or null when it is not finite.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import TextIO
+
+from ..results import Results
+from .common import coded_rows, number, write_lines
+
+
+def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True) -> None:
+    """One JSON object per line, in SPEC §7 row order."""
+    measures, qids, runs, rows = coded_rows(results, summary)
+    enc = json.dumps
+    m_txt = [f'{{"measure": {enc(m)}, "qid": ' for m in measures]
+    q_txt = [f'{enc(q)}, "run": ' for q in qids]
+    r_txt = [enc(r) for r in runs]
+    o_txt = [f', "other": {enc(r)}, "value": ' for r in runs] + [', "other": null, "value": ']
+    write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}"
+                      f"{number(v, precision) if math.isfinite(v) else 'null'}}}\n"
+                      for m, q, r, o, v in rows))

@@ -1,0 +1,144 @@
+"""Pictures (PNG, matplotlib's Agg backend): the aggregate preference matrix as an annotated
+heatmap, and a generic line plot (robustness curves).
+
+matplotlib is optional (``pip install 'rpp-cli[plot]'``): :func:`require` turns its absence
+into one line and exit status 2 before any work is done.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..results import Results
+
+MISSING = "--plot needs matplotlib: pip install 'rpp-cli[plot]'"
+
+
+def require() -> None:
+    """Fail early, with the install command, when matplotlib is not installed."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise InputError(MISSING) from None
+
+
+def _pyplot():
+    """pyplot on the Agg backend (files only, no display needed)."""
+    require()
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(fig, path: str) -> None:
+    """Write ``fig`` to ``path`` as PNG and free it; an unwritable path is bad input."""
+    plt = _pyplot()
+    try:
+        fig.savefig(path, format="png")
+    except OSError as err:
+        raise InputError(f"cannot write the plot: {err.strerror or err}", path) from None
+    finally:
+        plt.close(fig)
+
+
+def pair_measures(results: Results) -> list[str]:
+    """Measures with ``all`` rows for pairs of runs (the preference matrices), in order."""
+    m, q, _, o, _ = results.columns()
+    found = set(m[(q < 0) & (o >= 0)].tolist())
+    return [name for i, name in enumerate(results.measures) if i in found]
+
+
+def aggregate_matrix(results: Results, measure: str) -> np.ndarray:
+    """(R, R) ``all`` values of ``measure``, ``[run, other]``; NaN where there is no row."""
+    m, q, r, o, v = results.columns()
+    keep = (m == results.measures.index(measure)) & (q < 0) & (o >= 0)
+    out = np.full((len(results.runs), len(results.runs)), np.nan)
+    out[r[keep], o[keep]] = v[keep]
+    return out
+
+
+def win_rates(matrix: np.ndarray) -> np.ndarray:
+    """Row means over the other runs: the win rates (SPEC §5) of an aggregate matrix."""
+    return np.nanmean(np.where(np.eye(len(matrix), dtype=bool), np.nan, matrix), axis=1)
+
+
+def win_order(matrix: np.ndarray, names: Sequence[str]) -> list[int]:
+    """Run indexes by win rate, best first; ties broken by run name (SPEC §5)."""
+    win = win_rates(matrix).tolist()
+    return sorted(range(len(names)), key=lambda i: (-win[i], names[i]))
+
+
+def preference_heatmap(results: Results, path: str, measure: str | None = None) -> None:
+    """Annotated heatmap of the aggregate matrix of ``measure`` (default: the first preference
+    measure), runs ordered by win rate on both axes, written to ``path``."""
+    choices = pair_measures(results)
+    if not choices:
+        raise InputError("--plot needs a preference measure (e.g. -m rpp) and two or more runs")
+    measure = measure or choices[0]
+    if measure not in choices:
+        raise InputError(f"--plot-measure {measure}: not a preference measure of this "
+                         f"evaluation (choose from {', '.join(choices)})")
+    matrix = aggregate_matrix(results, measure)
+    order = win_order(matrix, results.runs)
+    matrix = matrix[np.ix_(order, order)]
+    win = win_rates(matrix)
+    names = [results.runs[i] for i in order]
+    labels = [f"{n} ({w:+.2f})" for n, w in zip(names, win)]
+    plt = _pyplot()
+    n = len(names)
+    side = 0.55 * n
+    fig, ax = plt.subplots(figsize=(side + 3.2, side + 2.0), dpi=120, layout="constrained")
+    limit = max(1.0, float(np.nanmax(np.abs(matrix))))
+    cmap = plt.get_cmap("RdBu").with_extremes(bad="0.85")  # grey: no run is paired with itself
+    image = ax.imshow(matrix, cmap=cmap, vmin=-limit, vmax=limit)
+    ax.set_xticks(range(n), names, rotation=45, ha="right", rotation_mode="anchor")
+    ax.set_yticks(range(n), labels)
+    ax.set_xlabel("column run")
+    ax.set_ylabel("row run (win rate)")
+    ax.set_title(f"{measure}: row run vs column run, mean over queries\n"
+                 f"> 0: row preferred; runs by win rate")
+    size = max(6.0, min(9.0, 60.0 / n))
+    for i, j in zip(*np.nonzero(np.isfinite(matrix))):
+        value = matrix[i, j]
+        ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=size,
+                color="white" if abs(value) > 0.6 * limit else "black")
+    fig.colorbar(image, ax=ax, shrink=0.8, label=f"{measure}(row, column)")
+    _save(fig, path)
+
+
+def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+              xlabel: str, ylabel: str, title: str = "") -> None:
+    """One marked line per ``series[label] = (x, y)`` (e.g. robustness curves: tau against
+    the number of queries kept), legend outside the axes, written to ``path``."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120, layout="constrained")
+    for label, (x, y) in series.items():
+        ax.plot(x, y, marker="o", markersize=3, label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if series:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _save(fig, path)
+
+
+def robustness_curves(results: Results, path: str) -> None:
+    """``rpp meta --plot``: tau against the queries kept (or the judged fraction kept), one
+    line per measure studied, from the ``robust_queries_K`` / ``robust_judged_F`` rows."""
+    for prefix, xlabel in (("robust_queries_", "queries kept"),
+                           ("robust_judged_", "fraction of relevant judgments kept")):
+        series: dict[str, tuple[list[float], list[float]]] = {}
+        for measure, qid, run, other, value in results.rows():
+            if measure.startswith(prefix) and other is None:
+                xs, ys = series.setdefault(run, ([], []))
+                xs.append(float(measure[len(prefix):]))
+                ys.append(value)
+        if series:
+            line_plot(path, series, xlabel, "Kendall's tau-b with the full ordering",
+                      "Robustness of the system ordering")
+            return
+    raise InputError("--plot draws the robustness curves: include 'robustness' in --analysis")

@@ -1,0 +1,270 @@
+"""Every --format holds the same numbers as the trec format: each is parsed back here and
+compared cell by cell; the tables' layout is checked against hand-written text."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rpp_cli.report import FORMATS, write
+from rpp_cli.results import Results
+
+from ..conftest import DEMO, rpp
+
+RUNS = sorted((DEMO / "runs").iterdir())
+Key = tuple  # (measure, qid, run, other or None)
+
+
+def parse_trec(text: str) -> dict[Key, str]:
+    """SPEC §7 lines -> {(measure, qid, run, other): printed value}."""
+    out = {}
+    for line in text.splitlines():
+        f = line.split("\t")
+        out[(f[0].rstrip(), f[1], f[2], f[3] if len(f) == 5 else None)] = f[-1]
+    return out
+
+
+def parse_jsonl(text: str) -> dict[Key, str]:
+    """Values kept as the JSON number's text (a number, never a string; null when NaN)."""
+    out = {}
+    for line in text.splitlines():
+        assert re.search(r'"value": (-?\d+(\.\d+)?|null)}$', line), line
+        obj = json.loads(line, parse_float=str, parse_int=str)
+        assert list(obj) == ["measure", "qid", "run", "other", "value"]
+        value = "nan" if obj["value"] is None else obj["value"]
+        out[(obj["measure"], obj["qid"], obj["run"], obj["other"])] = value
+    return out
+
+
+def parse_csv(text: str) -> dict[Key, str]:
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == ["measure", "qid", "run", "other", "value"]
+    return {(m, q, r, o or None): v for m, q, r, o, v in rows[1:]}
+
+
+def _grid(title: str, header: list[str], body: list[list[str]], empty: str) -> dict[Key, str]:
+    """Cells of one parsed table back to Results keys, via its title."""
+    pair = re.fullmatch(r"(\S+) \((\S+)\): row run vs column run", title)
+    single = re.fullmatch(r"per-run measures \((\S+)\)", title)
+    assert pair or single, title
+    out = {}
+    for row in body:
+        assert len(row) == len(header)
+        for col, cell in zip(header[1:], row[1:]):
+            if cell == empty:
+                continue
+            key = (pair[1], pair[2], row[0], col) if pair else (col, single[1], row[0], None)
+            out[key] = cell
+    return out
+
+
+def parse_matrix(text: str) -> dict[Key, str]:
+    out = {}
+    for block in text.split("\n\n"):
+        title, header, *body = block.rstrip("\n").split("\n")
+        out |= _grid(title, header.split(), [line.split() for line in body], "-")
+    return out
+
+
+def _unescape_markdown(cell: str) -> str:
+    return re.sub(r"\\(.)", r"\1", cell.strip())
+
+
+def parse_markdown(text: str) -> dict[Key, str]:
+    out = {}
+    for block in text.split("\n\n"):
+        lines = block.rstrip("\n").split("\n")
+        if lines[0].startswith("**"):
+            title = _unescape_markdown(lines[0][2:-2])
+            continue
+        cells = [[_unescape_markdown(c) for c in line[2:-2].split(" | ")] for line in lines]
+        assert re.fullmatch(r"\|:-+\|(-+:\|)+", lines[1])
+        out |= _grid(title, cells[0], cells[2:], "")
+    return out
+
+
+_LATEX = {r"\textbackslash{}": "\\", r"\textasciitilde{}": "~", r"\textasciicircum{}": "^"}
+
+
+def _unescape_latex(cell: str) -> str:
+    cell = cell.strip().replace("$-$", "-")
+    return re.sub(r"\\textbackslash\{\}|\\textasciitilde\{\}|\\textasciicircum\{\}|\\(.)",
+                  lambda m: m[1] or _LATEX[m[0]], cell)
+
+
+def parse_latex(text: str) -> dict[Key, str]:
+    out = {}
+    for block in text.split("\n\n"):
+        lines = block.rstrip("\n").split("\n")
+        assert lines[0].startswith("% ") and lines[2] == r"\toprule" and lines[4] == r"\midrule"
+        assert lines[-2:] == [r"\bottomrule", r"\end{tabular}"]
+        rows = [[_unescape_latex(c) for c in line.removesuffix(r" \\").split(" & ")]
+                for line in [lines[3], *lines[5:-2]]]
+        assert lines[1] == r"\begin{tabular}{l" + "r" * (len(rows[0]) - 1) + "}"
+        out |= _grid(lines[0][2:], rows[0], rows[1:], "")
+    return out
+
+
+PARSERS = {"jsonl": parse_jsonl, "csv": parse_csv, "matrix": parse_matrix,
+           "markdown": parse_markdown, "latex": parse_latex}
+
+
+def render(results: Results, fmt: str, precision: int = 4, summary: bool = True) -> str:
+    buf = io.StringIO()
+    write(results, fmt, buf, precision, summary)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("fmt", sorted(PARSERS))
+@pytest.mark.parametrize("precision", [0, 4, 10])
+def test_demo_same_numbers_in_every_format(fmt, precision):
+    """rpp eval -q on the demo collection: every format parses back to the trec values."""
+    args = ["eval", "-q", "--precision", str(precision), DEMO / "qrels", *RUNS]
+    trec = rpp(*args)
+    other = rpp(*args, "--format", fmt)
+    assert trec.code == other.code == 0 and other.err == trec.err
+    expected = parse_trec(trec.out)
+    assert len(expected) == len(trec.out.splitlines()) > 3000
+    assert PARSERS[fmt](other.out) == expected
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_row_formats_keep_the_trec_row_order(fmt):
+    args = ["eval", "-q", "-m", "rpp", "-m", "map", DEMO / "qrels", *RUNS]
+    trec, other = rpp(*args), rpp(*args, "--format", fmt)
+    assert list(PARSERS[fmt](other.out)) == list(parse_trec(trec.out))
+
+
+def test_jsonl_other_is_null_for_per_run_rows():
+    res = rpp("eval", "-m", "rpp", "-m", "map", "--format", "jsonl", DEMO / "qrels", *RUNS)
+    objs = [json.loads(line) for line in res.out.splitlines()]
+    assert {o["measure"] for o in objs if o["other"] is None} == {"rpp_win", "map"}
+    assert {o["measure"] for o in objs if o["other"] is not None} == {"rpp"}
+    assert all(isinstance(o["value"], float) for o in objs)
+
+
+def small_results() -> Results:
+    """Three runs, two queries; hand-picked values (antisymmetric where they should be)."""
+    res = Results(["q1", "q2"], ["bm25", "dense_v2", "x"])
+    a = np.array([0, 0, 1, 1, 2, 2])
+    b = np.array([1, 2, 0, 2, 0, 1])
+    res.add("rpp", -1, a, np.array([-0.5, 0.25, 0.5, 1.0, -0.25, -1.0]), b)
+    res.add("rpp_win", -1, np.arange(3), np.array([-0.125, 0.75, -0.625]))
+    res.add("map", -1, np.arange(3), np.array([0.1, 0.30006, 12.0]))
+    res.add("map", 0, np.arange(3), np.array([0.2, 0.4, 0.6]))
+    return res
+
+
+SMALL_MATRIX = (
+    "per-run measures (q1)\n"
+    "run          map\n"
+    "bm25      0.2000\n"
+    "dense_v2  0.4000\n"
+    "x         0.6000\n"
+    "\n"
+    "rpp (all): row run vs column run\n"
+    "rpp          bm25  dense_v2       x\n"
+    "bm25            -   -0.5000  0.2500\n"
+    "dense_v2   0.5000         -  1.0000\n"
+    "x         -0.2500   -1.0000       -\n"
+    "\n"
+    "per-run measures (all)\n"
+    "run       rpp_win      map\n"
+    "bm25      -0.1250   0.1000\n"
+    "dense_v2   0.7500   0.3001\n"
+    "x         -0.6250  12.0000\n")
+
+
+def test_matrix_layout_by_hand():
+    """Run names on both axes in argument order, '-' on the diagonal, values right-aligned
+    (0.30006 prints as 0.3001 as in the trec format), per-query tables first."""
+    assert render(small_results(), "matrix") == SMALL_MATRIX
+
+
+def test_markdown_layout_by_hand():
+    text = render(small_results(), "markdown", precision=2, summary=True)
+    assert text.split("\n\n")[2:4] == [
+        "**rpp (all): row run vs column run**",
+        "| rpp      |  bm25 | dense_v2 |    x |\n"
+        "|:---------|------:|---------:|-----:|\n"
+        "| bm25     |       |    -0.50 | 0.25 |\n"
+        "| dense_v2 |  0.50 |          | 1.00 |\n"
+        "| x        | -0.25 |    -1.00 |      |"]
+
+
+def test_latex_layout_by_hand():
+    """Names escaped, minus signs typeset, values right-aligned, booktabs rules."""
+    text = render(small_results(), "latex", precision=1)
+    assert text.split("\n\n")[2] == (
+        "% per-run measures (all)\n"
+        "\\begin{tabular}{lrr}\n"
+        "\\toprule\n"
+        "run       & rpp\\_win &  map \\\\\n"
+        "\\midrule\n"
+        "bm25      &   $-$0.1 &  0.1 \\\\\n"
+        "dense\\_v2 &      0.8 &  0.3 \\\\\n"
+        "x         &   $-$0.6 & 12.0 \\\\\n"
+        "\\bottomrule\n"
+        "\\end{tabular}\n")
+
+
+def test_tables_are_aligned():
+    """Within a table every line has the same width (matrix, markdown) so columns line up."""
+    for fmt in ("matrix", "markdown"):
+        for block in render(small_results(), fmt).split("\n\n"):
+            lines = [ln for ln in block.splitlines() if not ln.startswith(("**", "rpp (", "per-"))]
+            if lines:
+                assert len({len(ln) for ln in lines}) == 1, (fmt, block)
+
+
+def test_no_summary_and_empty_results():
+    assert render(small_results(), "matrix", summary=False) == SMALL_MATRIX.split("\n\n")[0] + "\n"
+    empty = Results(["q1"], ["a", "b"])
+    for fmt in FORMATS:
+        assert render(empty, fmt) == ("measure,qid,run,other,value\n" if fmt == "csv" else "")
+
+
+def test_not_finite_values():
+    """NaN: JSON has no NaN, so jsonl writes null; the other formats print nan as trec does."""
+    res = Results(["q1"], ["a", "b"])
+    res.add("p", -1, np.arange(2), np.array([math.nan, 0.5]))
+    assert render(res, "jsonl").splitlines()[0].endswith('"other": null, "value": null}')
+    assert render(res, "csv").splitlines()[1] == "p,all,a,,nan"
+    assert render(res, "trec").splitlines()[0].endswith("\tnan")
+    assert "nan" in render(res, "matrix")
+
+
+NAMES = st.lists(st.text(alphabet="ab_&%$#{}~^\\|,\".-", min_size=1, max_size=5),
+                 min_size=2, max_size=4, unique=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs=NAMES, data=st.data())
+def test_every_format_round_trips_any_names_and_values(runs, data):
+    """Names with LaTeX, markdown and CSV specials and any finite values parse back to the
+    trec format's values in every format."""
+    n = len(runs)
+    precision = data.draw(st.integers(0, 8))
+    res = Results(["7", "10"], runs)
+    a, b = np.nonzero(~np.eye(n, dtype=bool))
+    finite = st.floats(-1e4, 1e4, allow_nan=False)
+    for q in data.draw(st.lists(st.sampled_from([-1, 0, 1]), min_size=1, unique=True)):
+        res.add("rp_p", q, a, np.array(data.draw(st.lists(finite, min_size=len(a),
+                                                          max_size=len(a)))), b)
+        res.add("m%1", q, np.arange(n), np.array(data.draw(st.lists(finite, min_size=n,
+                                                                  max_size=n))))
+    expected = parse_trec(render(res, "trec", precision))
+    for fmt in PARSERS:
+        assert PARSERS[fmt](render(res, fmt, precision)) == expected, fmt
+
+
+def test_unknown_format_is_a_usage_error():
+    res = rpp("eval", "--format", "xml", DEMO / "qrels", *RUNS)
+    assert res.code == 2 and "'xml' is not one of" in res.err and res.out == ""

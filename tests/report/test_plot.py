@@ -1,0 +1,138 @@
+"""--plot: the heatmap is a real PNG of sensible size, runs ordered by win rate; clear errors
+when matplotlib is missing, the measure is not a preference or the file cannot be written."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from rpp_cli.errors import InputError
+from rpp_cli.evaluate import Options, run_eval
+from rpp_cli.report import plot
+
+from ..conftest import DEMO, rpp
+
+RUNS = sorted((DEMO / "runs").iterdir())
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def read_png(path) -> np.ndarray:
+    """The image as an (h, w, channels) float array, after checking the PNG signature."""
+    from matplotlib import image  # a test extra
+
+    assert path.read_bytes()[:8] == PNG_SIGNATURE
+    return image.imread(path)
+
+
+def test_heatmap_of_the_demo_collection_is_a_sensible_png(tmp_path):
+    out = tmp_path / "rpp.png"
+    res = rpp("eval", "--plot", out, DEMO / "qrels", *RUNS)
+    assert res.code == 0
+    assert res.out == rpp("eval", DEMO / "qrels", *RUNS).out  # the text output is unchanged
+    pixels = read_png(out)
+    height, width = pixels.shape[:2]
+    assert 400 <= width <= 1600 and 400 <= height <= 1600
+    assert pixels[..., :3].std() > 0.1  # not a blank canvas
+    blue = (pixels[..., 2] > 0.5) & (pixels[..., 0] < 0.3)  # strong preferences are drawn
+    red = (pixels[..., 0] > 0.5) & (pixels[..., 2] < 0.3)
+    assert blue.mean() > 0.02 and red.mean() > 0.02
+
+
+def test_plot_measure_and_size_grows_with_runs(tmp_path):
+    two = tmp_path / "two.png"
+    six = tmp_path / "six.png"
+    assert rpp("eval", "-m", "invrpp", "--plot", two, DEMO / "qrels", *RUNS[:2]).code == 0
+    assert rpp("eval", "--plot", six, "--plot-measure", "dcgrpp", DEMO / "qrels", *RUNS).code == 0
+    assert read_png(two).shape[1] < read_png(six).shape[1]
+
+
+def test_runs_are_ordered_by_win_rate_ties_by_name():
+    names = ["b", "a", "c"]
+    matrix = np.array([[np.nan, 0.0, 1.0], [0.0, np.nan, 1.0], [-1.0, -1.0, np.nan]])
+    np.testing.assert_allclose(plot.win_rates(matrix), [0.5, 0.5, -1.0])
+    assert plot.win_order(matrix, names) == [1, 0, 2]  # a and b tie: by name
+
+
+def test_win_order_of_the_demo_matches_the_printed_win_rates():
+    ctx = run_eval(str(DEMO / "qrels"), [str(p) for p in RUNS], ["rpp"], Options(), False, [])
+    res = ctx.results
+    assert plot.pair_measures(res) == ["rpp"]
+    matrix = plot.aggregate_matrix(res, "rpp")
+    assert np.isnan(np.diag(matrix)).all()
+    wins = {run: res.value("rpp_win", "all", run) for run in res.runs}
+    np.testing.assert_allclose(plot.win_rates(matrix), [wins[r] for r in res.runs])
+    order = [res.runs[i] for i in plot.win_order(matrix, res.runs)]
+    assert order == sorted(wins, key=lambda r: -wins[r])
+    assert order[0] == "monot5" and order[-1] == "bm25"  # the generator's best and worst
+
+
+def test_line_plot_for_robustness_curves(tmp_path):
+    out = tmp_path / "curves.png"
+    plot.line_plot(str(out), {"rpp": ([5, 10, 20], [0.6, 0.8, 0.95]),
+                              "map": ([5, 10, 20], [0.4, 0.7, 0.9])},
+                   "queries kept", "Kendall's tau", "robustness")
+    height, width = read_png(out).shape[:2]
+    assert 600 <= width <= 1200 and 400 <= height <= 800
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-m", "map"], "rpp: --plot needs a preference measure (e.g. -m rpp) and two or more runs"),
+    (["--plot-measure", "map"], "rpp: --plot-measure map: not a preference measure of this "
+                                "evaluation (choose from rpp, dcgrpp, invrpp)"),
+])
+def test_nothing_to_plot_is_bad_usage(tmp_path, args, message):
+    res = rpp("eval", "--plot", tmp_path / "x.png", *args, DEMO / "qrels", *RUNS)
+    assert (res.code, res.out) == (2, "")
+    *notes, last = res.err.splitlines()
+    assert last == message and all(n.startswith("rpp: note: ") for n in notes)
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_measure_without_plot():
+    res = rpp("eval", "--plot-measure", "rpp", DEMO / "qrels", *RUNS)
+    assert (res.code, res.out, res.err) == (2, "", "rpp: --plot-measure needs --plot FILE.png\n")
+
+
+def test_one_run_has_nothing_to_plot(tmp_path):
+    res = rpp("eval", "--plot", tmp_path / "x.png", DEMO / "qrels", RUNS[0])
+    assert res.code == 2 and res.out == ""
+    assert res.err.splitlines()[-1].startswith("rpp: --plot needs a preference measure")
+
+
+def test_unwritable_plot_file(tmp_path):
+    target = tmp_path / "missing-dir" / "x.png"
+    res = rpp("eval", "--plot", target, DEMO / "qrels", *RUNS)
+    assert res.code == 2 and res.out == ""
+    assert res.err.splitlines()[-1] == (f"rpp: {target}: cannot write the plot: "
+                                        "No such file or directory")
+
+
+def test_missing_matplotlib_is_one_line_before_any_work(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    res = rpp("eval", "--plot", tmp_path / "x.png", DEMO / "qrels", "/nonexistent/run")
+    assert (res.code, res.out) == (2, "")
+    assert res.err == "rpp: --plot needs matplotlib: pip install 'rpp-cli[plot]'\n"
+    with pytest.raises(InputError):
+        plot.line_plot(str(tmp_path / "y.png"), {}, "x", "y")
+
+
+def test_meta_robustness_curves_png(tmp_path):
+    out = tmp_path / "robust.png"
+    res = rpp("meta", "--analysis", "robustness", "--samples", "20", "-m", "rpp", "-m", "map",
+              "--plot", out, DEMO / "qrels", *RUNS)
+    assert res.code == 0
+    assert res.out.startswith("robust_queries_")
+    pixels = read_png(out)
+    height, width = pixels.shape[:2]
+    assert 600 <= width <= 1600 and 300 <= height <= 1000
+    assert pixels[..., :3].std() > 0.05
+
+
+def test_meta_plot_needs_the_robustness_analysis(tmp_path):
+    res = rpp("meta", "--analysis", "agreement", "--plot", tmp_path / "x.png", DEMO / "qrels",
+              *RUNS)
+    assert res.code == 2
+    assert res.err.splitlines()[-1] == ("rpp: --plot draws the robustness curves: include "
+                                        "'robustness' in --analysis")
+    assert not (tmp_path / "x.png").exists()

@@ -1,0 +1,120 @@
+"""`rpp check`: the CI regression gate's exit codes, verdicts and evidence."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import DEMO, parse_lines, rpp
+
+QRELS = DEMO / "qrels"
+BEST = DEMO / "runs" / "monot5"
+WORST = DEMO / "runs" / "bm25"
+
+
+@pytest.fixture
+def copy_of_best(tmp_path):
+    """The baseline's ranking under another tag: equal on every measure."""
+    path = tmp_path / "copy.run"
+    path.write_text(BEST.read_text().replace(" monot5\n", " monot5-copy\n"))
+    return path
+
+
+@pytest.fixture
+def slightly_worse(tmp_path):
+    """The baseline with one relevant top document sent to the bottom of its query: a real
+    but (one query in 25) not significant loss."""
+    relevant = {tuple(line.split()[::2][:2]) for line in QRELS.read_text().splitlines()
+                if float(line.split()[3]) > 0}
+    rows = [line.split() for line in BEST.read_text().splitlines()]
+    top = next(i for i, r in enumerate(rows) if r[3] == "1" and (r[0], r[2]) in relevant)
+    rows[top][4] = "-1000"
+    path = tmp_path / "tweak.run"
+    path.write_text("".join(" ".join(r[:5] + ["tweak"]) + "\n" for r in rows))
+    return path
+
+
+def verdicts(err: str) -> list[list[str]]:
+    return [line.split("\t") for line in err.splitlines() if line.startswith(("PASS", "FAIL"))]
+
+
+def test_worse_candidate_fails_with_exit_1():
+    res = rpp("check", QRELS, "--baseline", BEST, WORST)
+    assert res.code == 1
+    (v,) = verdicts(res.err)
+    assert v[:3] == ["FAIL", "bm25", "rpp"] and "significantly worse" in v[3]
+    got = parse_lines(res.out)
+    assert got[("rpp", "all", "bm25", "monot5")] < 0
+    assert got[("rpp_p", "all", "bm25", "monot5")] < 0.05
+
+
+def test_copy_of_baseline_and_better_candidate_pass(copy_of_best):
+    res = rpp("check", QRELS, "--baseline", BEST, copy_of_best, "-m", "rpp", "-m", "map")
+    assert res.code == 0
+    assert [v[:3] for v in verdicts(res.err)] == [["PASS", "monot5-copy", "rpp"],
+                                                  ["PASS", "monot5-copy", "map"]]
+    got = parse_lines(res.out)
+    assert got[("rpp", "all", "monot5-copy", "monot5")] == 0
+    assert got[("rpp_p", "all", "monot5-copy", "monot5")] == 1
+    better = rpp("check", QRELS, "--baseline", WORST, BEST)
+    assert better.code == 0 and verdicts(better.err)[0][0] == "PASS"
+
+
+def test_one_failing_candidate_fails_the_gate(copy_of_best):
+    res = rpp("check", QRELS, "--baseline", BEST, copy_of_best, WORST)
+    assert res.code == 1
+    assert [v[0] for v in verdicts(res.err)] == ["PASS", "FAIL"]
+
+
+def test_max_drop_gate(slightly_worse):
+    base = ["check", QRELS, "--baseline", BEST, slightly_worse, "--test", "ttest"]
+    res = rpp(*base)
+    assert res.code == 0  # one swapped pair is no significant loss
+    tight = rpp(*base, "--max-drop", "map=0")
+    drop = parse_lines(tight.out)[("map_drop", "all", "tweak", "monot5")]
+    assert drop > 0
+    assert tight.code == 1
+    assert verdicts(tight.err)[-1][:3] == ["FAIL", "tweak", "map"]
+    loose = rpp(*base, "--max-drop", f"map={drop * 2}")
+    assert loose.code == 0
+
+
+def test_lower_is_better_measures_gate_the_right_way():
+    """asl: lower is better, so the worse run has a positive difference and fails."""
+    res = rpp("check", QRELS, "--baseline", BEST, WORST, "-m", "asl", "--max-drop", "asl=1")
+    assert res.code == 1
+    got = parse_lines(res.out)
+    assert got[("asl_diff", "all", "bm25", "monot5")] > 0
+    assert got[("asl_drop", "all", "bm25", "monot5")] > 1
+    assert [v[0] for v in verdicts(res.err)] == ["FAIL", "FAIL"]
+    ok = rpp("check", QRELS, "--baseline", WORST, BEST, "-m", "asl", "--max-drop", "asl=1")
+    assert ok.code == 0
+
+
+def test_evidence_equals_rpp_eval_and_other_formats():
+    res = rpp("check", QRELS, "--baseline", BEST, WORST, "--precision", "10")
+    ev = parse_lines(rpp("eval", "-m", "rpp", "--precision", "10", QRELS, BEST, WORST).out)
+    assert parse_lines(res.out)[("rpp", "all", "bm25", "monot5")] == ev[("rpp", "all", "bm25",
+                                                                           "monot5")]
+    rows = [json.loads(line) for line in
+            rpp("check", QRELS, "--baseline", BEST, WORST, "--format", "jsonl").out.splitlines()]
+    assert {(r["measure"], r["run"], r["other"]) for r in rows} == {
+        ("rpp", "bm25", "monot5"), ("rpp_p", "bm25", "monot5")}
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--max-drop", "map"], "--max-drop 'map': expected MEASURE=DELTA with DELTA >= 0"),
+    (["--max-drop", "map=-1"], "--max-drop 'map=-1': expected MEASURE=DELTA with DELTA >= 0"),
+    (["--max-drop", "rpp=0.1"], "--max-drop 'rpp': needs one per-run metric (e.g. map, P.10)"),
+    (["--alpha", "1.5"], "--alpha must be in (0, 1) (got 1.5)"),
+    (["-m", "nosuch"], "unknown measure 'nosuch' (rpp measures lists them all)"),
+])
+def test_bad_usage_is_one_line_and_exit_2(args, message):
+    res = rpp("check", QRELS, "--baseline", BEST, WORST, *args)
+    assert res.code == 2
+    assert res.err == f"rpp: {message}\n"
+
+
+def test_baseline_given_as_candidate():
+    res = rpp("check", QRELS, "--baseline", BEST, BEST)
+    assert res.code == 2 and "the baseline is also given as a candidate" in res.err

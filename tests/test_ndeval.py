@@ -1,0 +1,161 @@
+"""`rpp ndeval`: byte for byte the output of the real ndeval v4.5 (stored in tests/golden/ndeval,
+see its README), except the documented NaN choice; its options and every bad input."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rpp_cli.ndeval import NdevalOptions, run_ndeval
+
+from .conftest import DEMO, ROOT, rpp
+
+GOLDEN = ROOT / "tests" / "golden" / "ndeval"
+OPTIONS = {"default": [], "traditional": ["-traditional"], "c": ["-c"], "M5": ["-M", "5"],
+           "M3": ["-M", "3"], "alpha0.3-beta0.8": ["-alpha", "0.3", "-beta", "0.8"],
+           "alpha0-beta1": ["-alpha", "0", "-beta", "1"]}
+DEMO_CASES = [(run, opt) for run in sorted(p.name for p in (DEMO / "runs").iterdir())
+              for opt in ("default", "traditional")]
+DEMO_CASES += [(run, opt) for run in ("bm25", "monot5")
+               for opt in ("c", "M5", "alpha0.3-beta0.8")]
+EDGE_CASES = {"default": NdevalOptions(), "traditional": NdevalOptions(traditional=True),
+              "c": NdevalOptions(all_topics=True), "M3": NdevalOptions(max_docs=3),
+              "alpha0.3-beta0.8": NdevalOptions(0.3, 0.8), "alpha0-beta1": NdevalOptions(0, 1)}
+
+
+@pytest.mark.parametrize("run,opt", DEMO_CASES)
+def test_demo_runs_byte_for_byte(run, opt):
+    res = rpp("ndeval", *OPTIONS[opt], DEMO / "qrels.subtopics", DEMO / "runs" / run)
+    assert res.code == 0
+    assert res.out == (GOLDEN / f"demo.{run}.{opt}.csv").read_text()
+
+
+@pytest.mark.parametrize("opt", EDGE_CASES)
+def test_edge_collection_byte_for_byte_but_nan(opt):
+    """ndeval read edge.clean.qrels (spam -> 0, subtopic-0 line dropped); rpp reads the raw
+    edge.qrels. A -nan topic cell is 0 in rpp; a -nan amean cell is the mean of rpp's rows
+    (test_nan_amean_uses_the_unrounded_zeroes)."""
+    res = rpp("ndeval", *OPTIONS[opt], GOLDEN / "edge.qrels", GOLDEN / "edge.run")
+    assert res.code == 0
+    expected = (GOLDEN / f"edge.{opt}.csv").read_text().splitlines()
+    got = res.out.splitlines()
+    assert len(got) == len(expected) and got[0] == expected[0]
+    for mine, ref in zip(got[1:-1], expected[1:-1]):
+        assert mine == ref.replace("-nan", "0.000000")
+    table = run_ndeval(str(GOLDEN / "edge.qrels"), str(GOLDEN / "edge.run"), EDGE_CASES[opt], [])
+    for name, mine, ref in zip(got[0].split(","), got[-1].split(","), expected[-1].split(",")):
+        assert mine == (ref if ref != "-nan" else "%.6f" % table.value(name, "all", "edgeRun"))
+    nan_cells = sum(line.count("-nan") for line in expected[1:-1])
+    assert f"nNRBP is 0/0 for {nan_cells} topic" in res.err
+
+
+@pytest.mark.parametrize("opt", ["default", "c", "alpha0-beta1"])
+def test_nan_amean_uses_the_unrounded_zeroes(opt):
+    res = run_ndeval(str(GOLDEN / "edge.qrels"), str(GOLDEN / "edge.run"), EDGE_CASES[opt], [])
+    per_topic = [res.value("nNRBP", t, "edgeRun") for t in ("1", "2", "3", "4", "7")]
+    assert per_topic[1] == 0.0 and per_topic[4] == 0.0  # no relevant subtopic; not judged
+    n_topics = 5 if opt == "c" else 4  # qrels topics 1-5; run topics 1-4 and 7
+    assert res.value("nNRBP", "all", "edgeRun") == sum(per_topic) / n_topics
+
+
+def test_notes_say_where_rpp_reads_differently():
+    res = rpp("ndeval", GOLDEN / "edge.qrels", GOLDEN / "edge.run")
+    assert res.err.splitlines() == [
+        f"rpp: note: {GOLDEN / 'edge.qrels'}: 2 negative grades read as non-relevant "
+        "(ndeval rejects them)",
+        f"rpp: note: {GOLDEN / 'edge.qrels'}: subtopic 0 is no subtopic (ndeval counts it as "
+        "one): 1 relevant judgment not used",
+        "rpp: note: nNRBP is 0/0 for 1 topic (no relevant subtopic, or ideal NRBP 0): ndeval "
+        "prints -nan, rpp prints 0",
+        "rpp: note: 1 topic of the run not in the qrels: printed as zeros and left out of "
+        "amean, as ndeval does"]
+
+
+def test_options_in_ndeval_order_and_clusters():
+    ref = (GOLDEN / "demo.bm25.c.csv").read_text()
+    assert rpp("ndeval", "-ca", DEMO / "qrels.subtopics", DEMO / "runs" / "bm25").out == ref
+    res = rpp("ndeval", "-M", "5", "-alpha", "0.5", DEMO / "qrels.subtopics",
+              DEMO / "runs" / "bm25")
+    assert res.out == (GOLDEN / "demo.bm25.M5.csv").read_text()
+
+
+def test_untagged_run_is_named_after_its_file(tmp_path):
+    (tmp_path / "q").write_text("1 1 a 1\n")
+    (tmp_path / "myrun").write_text("1 Q0 a 1 2.0\n")
+    res = rpp("ndeval", tmp_path / "q", tmp_path / "myrun")
+    assert res.out.splitlines()[1].startswith("myrun,1,")
+
+
+# ---------------------------------------------------------------- bad input
+def one_error_line(res, pattern: str) -> None:
+    assert res.code == 2, (res.code, res.out, res.err)
+    assert res.out == ""
+    errors = [line for line in res.err.splitlines() if not line.startswith("rpp: note:")]
+    assert len(errors) == 1 and "Traceback" not in res.err, res.err
+    assert re.fullmatch(pattern, errors[0]), errors[0]
+
+
+@pytest.fixture
+def files(tmp_path):
+    def make(qrels: str, run: str):
+        (tmp_path / "q").write_text(qrels)
+        (tmp_path / "r").write_text(run)
+        return tmp_path / "q", tmp_path / "r"
+    return make
+
+
+def test_qrels_topic_must_be_a_number(files):
+    q, r = files("1 1 a 1\nwt-2 1 b 1\n", "1 Q0 a 1 1 t\n")
+    one_error_line(rpp("ndeval", q, r),
+                   r"rpp: .*/q:2: topic 'wt-2' is not a number \(ndeval's topics are numbers\)")
+
+
+def test_qrels_topics_with_the_same_number(files):
+    q, r = files("7 1 a 1\n007 1 b 1\n", "7 Q0 a 1 1 t\n")
+    one_error_line(rpp("ndeval", q, r), r"rpp: .*/q:2: topics '7' and '007' are the same number")
+
+
+def test_run_topic_must_be_a_number(files):
+    q, r = files("1 1 a 1\n", "1 Q0 a 1 1 t\nabc Q0 b 1 1 t\n")
+    one_error_line(rpp("ndeval", q, r), r"rpp: .*/r:2: topic 'abc' is not a number or "
+                                        r"prefix-number such as wt12-151 \(ndeval's topics\)")
+
+
+def test_rank_must_be_a_natural_number(files):
+    q, r = files("1 1 a 1\n", "1 Q0 a 1 1 t\n1 Q0 b 1.5 1 t\n")
+    one_error_line(rpp("ndeval", q, r), r"rpp: .*/r:2: rank '1.5' is not a natural number .*")
+    assert rpp("ndeval", "-traditional", q, r).code == 0  # ranks unused
+
+
+def test_repeated_rank(files):
+    q, r = files("1 1 a 1\n", "1 Q0 a 3 1 t\n1 Q0 b 2 1 t\n1 Q0 c 3 1 t\n")
+    one_error_line(rpp("ndeval", q, r),
+                   r"rpp: .*/r:3: rank 3 repeated in topic 1 \(first at line 1\)")
+    assert rpp("ndeval", "-traditional", q, r).code == 0  # ranks renumbered
+
+
+def test_repeated_docno_unless_cut_by_M(files):
+    q, r = files("1 1 a 1\n", "1 Q0 a 1 1 t\n1 Q0 b 2 1 t\nwt-1 Q0 a 3 1 t\n")
+    one_error_line(rpp("ndeval", q, r),
+                   r"rpp: .*/r:3: docno a repeated in topic 1 \(first at line 1\)")
+    assert rpp("ndeval", "-M", "2", q, r).code == 0
+
+
+def test_run_sharing_no_topic(files):
+    q, r = files("1 1 a 1\n", "2 Q0 a 1 1 t\n")
+    one_error_line(rpp("ndeval", "-c", q, r), r"rpp: .*/r: shares no topic with the qrels .*")
+
+
+def test_bad_qrels_lines(files):
+    q, r = files("1 1 a 1\n1 1 b\n", "1 Q0 a 1 1 t\n")
+    one_error_line(rpp("ndeval", q, r), r"rpp: .*/q:2: expected 4 fields \(subtopic qrels: .*")
+    q, r = files("1 1 a x\n", "1 Q0 a 1 1 t\n")
+    one_error_line(rpp("ndeval", q, r), r"rpp: .*/q:1: grade 'x' is not a finite number")
+
+
+@pytest.mark.parametrize("opts", [["-alpha", "2"], ["-beta", "-0.1"], ["-M", "0"],
+                                  ["-x"]])
+def test_bad_options_are_usage_errors(files, opts):
+    q, r = files("1 1 a 1\n", "1 Q0 a 1 1 t\n")
+    res = rpp("ndeval", *opts, q, r)
+    assert res.code == 2 and res.out == "" and "Traceback" not in res.err

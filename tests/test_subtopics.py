@@ -1,0 +1,222 @@
+"""`rpp eval --subtopics`: ST-RPP by hand (SPEC §3-4), against a literal SPEC implementation,
+the other measures unaffected, QRELS omitted, defaults and errors."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rpp_cli.evaluate import Options, run_eval
+
+from .conftest import DEMO, parse_lines, rpp, write_qrels, write_run
+from .io.test_readers import one_error_line
+
+NONREL = [f"n{i}" for i in range(1, 9)]
+
+
+def write_subtopics(path, rows):
+    """``rows`` = (qid, subtopic, docno, grade)."""
+    path.write_text("".join(f"{q} {s} {d} {g}\n" for q, s, d, g in rows))
+    return path
+
+
+@pytest.fixture
+def disagree(tmp_path):
+    """q1: s1 = {a}, s2 = {b}; c is relevant (main qrels) to no subtopic. A finds c, a early
+    and b at 9; B finds a, b early and c at 10. q2: subtopic 2 has no relevant item."""
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 1), ("q1", "b", 1), ("q1", "c", 1),
+                                         ("q2", "d", 1), ("q2", "e", 1)])
+    s = write_subtopics(tmp_path / "sub", [("q1", 1, "a", 1), ("q1", 1, "b", 0),
+                                           ("q1", 2, "b", 1), ("q1", 2, "c", 0),
+                                           ("q2", 1, "d", 1), ("q2", 2, "e", 0),
+                                           ("q2", 2, "d", 0)])
+    a = write_run(tmp_path / "A", {"q1": ["c", "a"] + NONREL[:6] + ["b"], "q2": ["e", "d"]}, "A")
+    b = write_run(tmp_path / "B", {"q1": ["a", "b"] + NONREL[:7] + ["c"], "q2": ["d", "e"]}, "B")
+    return q, s, a, b
+
+
+def test_st_rpp_and_rpp_disagree_in_sign(disagree):
+    q, s, a, b = disagree
+    res = rpp("eval", "-q", "--precision", "12", "--subtopics", s, q, a, b)
+    got = parse_lines(res.out)
+    # RPP: one population {a, b, c}; f^A = (1, 2, 9), f^B = (1, 2, 10): only level 3 differs.
+    w = [1 / math.log2(i + 1) for i in (1, 2, 3)]
+    assert got[("rpp", "q1", "A", "B")] == pytest.approx(1 / 3, abs=1e-12)
+    assert got[("dcgrpp", "q1", "A", "B")] == pytest.approx(w[2] / sum(w), abs=1e-12)
+    assert got[("invrpp", "q1", "A", "B")] == pytest.approx(2 / 11, abs=1e-12)
+    # ST-RPP: s1 (m=1) prefers B (2 vs 1), s2 (m=1) prefers B (9 vs 2), t* (m=3) as RPP;
+    # p(P) = 1/5, 1/5, 3/5.
+    assert got[("st-rpp", "q1", "A", "B")] == pytest.approx(-2 / 5 + 3 / 5 / 3, abs=1e-12)
+    assert got[("st-dcgrpp", "q1", "A", "B")] == pytest.approx(
+        -2 / 5 + 3 / 5 * w[2] / sum(w), abs=1e-12)
+    assert got[("st-invrpp", "q1", "A", "B")] == pytest.approx(-2 / 5 + 3 / 5 * 2 / 11,
+                                                               abs=1e-12)
+    assert got[("st-rpp", "q1", "B", "A")] == -got[("st-rpp", "q1", "A", "B")]
+
+
+def test_subtopic_without_relevant_item_is_no_population(disagree):
+    q, s, a, b = disagree
+    res = rpp("eval", "-q", "--precision", "12", "--subtopics", s, q, a, b)
+    got = parse_lines(res.out)
+    # q2: s1 = {d} prefers B; t* = {d, e} ties (1, 2 both); subtopic 2 counts for nothing.
+    assert got[("rpp", "q2", "A", "B")] == 0.0
+    for m in ("st-rpp", "st-dcgrpp", "st-invrpp"):
+        assert got[(m, "q2", "A", "B")] == pytest.approx(-1 / 3, abs=1e-12)
+        assert got[(m + "_win", "q2", "A")] == pytest.approx(-1 / 3, abs=1e-12)
+    assert got[("st-rpp", "all", "A", "B")] == pytest.approx((-1 / 5 - 1 / 3) / 2, abs=1e-12)
+    # ndeval's S counts subtopics with a relevant item only: A covers the one subtopic of q2.
+    assert got[("strec@20", "q2", "A")] == 1.0
+    assert got[("strec@20", "q1", "A")] == 1.0
+
+
+def test_subtopic_only_items_join_st_rpp_but_not_graded_measures(tmp_path):
+    """f is relevant to subtopic 1 but judged 0 in the main qrels."""
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 1), ("q1", "b", 1), ("q1", "c", 1),
+                                         ("q1", "f", 0)])
+    s = write_subtopics(tmp_path / "sub", [("q1", 1, "a", 1), ("q1", 1, "f", 1),
+                                           ("q1", 2, "b", 1)])
+    a = write_run(tmp_path / "A", {"q1": ["f", "a", "b", "c"]}, "A")
+    b = write_run(tmp_path / "B", {"q1": ["a", "b", "c", "f"]}, "B")
+    base = ["-m", "rpp", "-m", "dcgrpp", "-m", "invrpp", "-m", "asl", "-m", "map"]
+    plain = rpp("eval", "-q", "--precision", "12", *base, q, a, b)
+    with_sub = rpp("eval", "-q", "--precision", "12", *base, "-m", "st-rpp",
+                   "--subtopics", s, q, a, b)
+    assert set(plain.out.splitlines()) < set(with_sub.out.splitlines())
+    got = parse_lines(with_sub.out)
+    assert got[("rpp", "q1", "A", "B")] == -1.0
+    # s1 = {a, f}: (1, 2) vs (1, 4) -> +1/2; s2 = {b}: 3 vs 2 -> -1; t* = {a, b, c}: -1.
+    assert got[("st-rpp", "q1", "A", "B")] == pytest.approx(2 / 6 / 2 - 1 / 6 - 3 / 6,
+                                                            abs=1e-12)
+
+
+def test_items_judged_only_in_subtopic_qrels_count_in_the_corpus_size(tmp_path):
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
+    s = write_subtopics(tmp_path / "sub", [("q1", 1, "a", 1), ("q1", 1, "y", 0),
+                                           ("q1", 2, "z", 0)])
+    a = write_run(tmp_path / "A", {"q1": ["x"]}, "A")
+    b = write_run(tmp_path / "B", {"q1": ["a"]}, "B")
+    plain = parse_lines(rpp("eval", "-m", "asl", q, a, b).out)
+    with_sub = parse_lines(rpp("eval", "-m", "asl", "--subtopics", s, q, a, b).out)
+    assert plain[("asl", "all", "A")] == 2  # n = |{x, a}|: a sits at n - 1 + 1
+    assert with_sub[("asl", "all", "A")] == 4  # n = |{x, a, y, z}|
+
+
+def test_qrels_omitted_or_dash_uses_the_largest_subtopic_grade(tmp_path):
+    s = write_subtopics(tmp_path / "sub", [("q1", 1, "a", 1), ("q1", 2, "a", 3),
+                                           ("q1", 0, "b", 2), ("q1", 1, "c", -2)])
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 3), ("q1", "b", 2), ("q1", "c", -2)])
+    a = write_run(tmp_path / "A", {"q1": ["c", "b", "a"]}, "A")
+    b = write_run(tmp_path / "B", {"q1": ["a", "c", "b"]}, "B")
+    explicit = rpp("eval", "-q", "--subtopics", s, q, a, b)
+    assert explicit.code == 0
+    assert rpp("eval", "-q", "--subtopics", s, a, b).out == explicit.out
+    assert rpp("eval", "-q", "--subtopics", s, "-", a, b).out == explicit.out
+    one_run = rpp("eval", "-m", "map", "--precision", "10", "--subtopics", s, a)  # a run
+    assert parse_lines(one_run.out)[("map", "all", "A")] == pytest.approx((1 / 2 + 2 / 3) / 2)
+
+
+def test_defaults_with_subtopics():
+    res = rpp("eval", "--subtopics", DEMO / "qrels.subtopics", DEMO / "qrels",
+              DEMO / "runs" / "bm25", DEMO / "runs" / "dpr")
+    measures = list(dict.fromkeys(line.split("\t")[0].strip() for line in res.out.splitlines()))
+    assert measures == ["rpp", "rpp_win", "dcgrpp", "dcgrpp_win", "invrpp", "invrpp_win", "map",
+                        "ndcg", "recip_rank", "P_10", "asl", "st-rpp", "st-rpp_win", "st-dcgrpp",
+                        "st-dcgrpp_win", "st-invrpp", "st-invrpp_win", "ERR-IA@20",
+                        "alpha-nDCG@20", "MAP-IA", "strec@20"]
+
+
+def test_nan_choice_is_noted(tmp_path):
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 1), ("q2", "b", 1)])
+    s = write_subtopics(tmp_path / "sub", [("q1", 1, "a", 1), ("q2", 1, "b", 0)])
+    a = write_run(tmp_path / "A", {"q1": ["a"], "q2": ["b"]}, "A")
+    res = rpp("eval", "-q", "-m", "nNRBP", "--subtopics", s, q, a)
+    assert parse_lines(res.out)[("nNRBP", "q2", "A")] == 0.0
+    assert ("rpp: note: nNRBP is 0/0 for 1 query (no relevant subtopic, or ideal NRBP 0): "
+            "ndeval prints -nan, rpp prints 0") in res.err.splitlines()
+
+
+def test_subtopic_measures_need_subtopics(tmp_path):
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
+    a = write_run(tmp_path / "A", {"q1": ["a"]}, "A")
+    b = write_run(tmp_path / "B", {"q1": ["a"]}, "B")
+    one_error_line(rpp("eval", "-m", "st-invrpp", q, a, b),
+                   r"ST-RPP \(st-rpp, st-dcgrpp, st-invrpp\) needs subtopic qrels "
+                   r"\(--subtopics FILE\)")
+    one_error_line(rpp("eval", "-m", "alpha-nDCG@20", q, a),
+                   r"measure 'alpha-nDCG@20' needs subtopic qrels \(--subtopics FILE\)")
+    one_error_line(rpp("eval", "--subtopics", q, q), r"missing RUN\.\.\. arguments")
+    one_error_line(rpp("eval", q), r"missing RUN\.\.\. arguments")
+
+
+# ---------------------------------------------------------------- against a literal SPEC
+DOCS = ["a", "b", "c", "d10", "d2", "e"]
+QIDS = ["1", "2"]
+DISCOUNTS = {"st-rpp": lambda i: 1.0, "st-dcgrpp": lambda i: 1 / math.log2(i + 1),
+             "st-invrpp": lambda i: 1 / i}
+
+
+@st.composite
+def collections(draw):
+    """Main qrels {q: {d: g}}, subtopic qrels [(q, t, d, g)] and 2-3 runs {q: [docs]}."""
+    qrels = {q: {d: draw(st.integers(-1, 2)) for d in
+                 draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=5))} for q in QIDS}
+    qrels["1"]["a"] = 1
+    sub = [(q, t, d, draw(st.integers(-2, 1))) for q in QIDS + ["3"] for t in (1, 2, 3)
+           for d in draw(st.lists(st.sampled_from(DOCS + ["x"]), unique=True, max_size=4))]
+    runs = [{q: draw(st.permutations(DOCS + ["y"]))[:draw(st.integers(0, 7))] for q in QIDS}
+            for _ in range(draw(st.integers(2, 3)))]
+    for run in runs:
+        run["1"] = run["1"] or ["a"]  # every run shares query 1 with the qrels
+    return qrels, sub, runs
+
+
+def slow_st_rpp(qrels, sub, runs):
+    """SPEC §2-4 taken literally, one query, pair, population and level at a time."""
+    out = {}
+    for q in QIDS:
+        rel = [d for d, g in qrels[q].items() if g > 0]
+        if not rel:
+            continue
+        pops = [sorted({d for qq, tt, d, g in sub if qq == q and tt == t and g > 0})
+                for t in (1, 2, 3)]
+        pops = [p for p in pops if p] + [rel]
+        judged = set(qrels[q]) | {d for qq, _, d, _ in sub if qq == q}
+        n = len(judged | {d for run in runs for d in run[q]})
+
+        def f(run, pop):
+            got = sorted(run[q].index(d) + 1 for d in pop if d in run[q])
+            return got + [n - len(pop) + i for i in range(len(got) + 1, len(pop) + 1)]
+
+        for name, disc in DISCOUNTS.items():
+            for a, ra in enumerate(runs):
+                for b, rb in enumerate(runs):
+                    value = 0.0
+                    for pop in pops:
+                        w = [disc(i) for i in range(1, len(pop) + 1)]
+                        signs = [np.sign(y - x) for x, y in zip(f(ra, pop), f(rb, pop))]
+                        value += (len(pop) / sum(map(len, pops))
+                                  * sum(wi * s for wi, s in zip(w, signs)) / sum(w))
+                    out[(name, q, a, b)] = value
+    return out
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(collections())
+def test_st_rpp_matches_literal_spec(tmp_path, coll):
+    qrels, sub, runs = coll
+    q = write_qrels(tmp_path / "qrels", [(qq, d, g) for qq, docs in qrels.items()
+                                         for d, g in docs.items()] or [("1", "a", 1)])
+    s = write_subtopics(tmp_path / "sub", sub or [("1", 1, "a", 0)])
+    paths = [write_run(tmp_path / f"r{i}", {qq: docs for qq, docs in run.items() if docs},
+                       f"r{i}") for i, run in enumerate(runs)]
+    ctx = run_eval(str(q), [str(p) for p in paths], list(DISCOUNTS), Options(subtopics=str(s)),
+                   True, [])
+    expected = slow_st_rpp(qrels, sub, runs)
+    for (name, qid, a, b), value in expected.items():
+        qi = ctx.collection.qids.index(qid)
+        assert ctx.tensors[name][qi, a, b] == pytest.approx(value, abs=1e-9)
+    assert len(expected) == 3 * len(ctx.collection.qids) * len(runs) ** 2
