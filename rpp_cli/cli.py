@@ -248,7 +248,7 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
 @click.argument("qrels", metavar="QRELS")
 @click.argument("candidates", nargs=-1, required=True, metavar="CANDIDATE...")
 @click.option("--baseline", required=True, metavar="RUN",
-              help="The run every candidate is checked against. Required.")
+              help="The run every candidate is checked against (required: no default).")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to test; repeatable. Default: rpp.")
 @click.option("--test", type=click.Choice(GATE_TESTS), default="randomization",

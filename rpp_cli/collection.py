@@ -13,9 +13,8 @@ import numpy as np
 
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, is_relevant
-from .io.runs import Run
-from .io.text import Strings
-from .progress import progress
+from .io.runs import Run, name_runs, read_run
+from .io.text import Strings, decode
 
 if TYPE_CHECKING:
     from .subtopics import SubtopicIndex
@@ -34,11 +33,47 @@ def _mix(qidx: np.ndarray, hashes: np.ndarray) -> np.ndarray:
 
 @dataclass
 class RunRows:
-    """The rows of one run that the evaluation uses (evaluated queries, duplicates resolved)."""
+    """The rows of one run that the evaluation uses (evaluated queries, duplicates resolved),
+    in ranking order: by query, then rank. Only these are kept, not the whole file."""
 
-    qidx: np.ndarray  # query index of each row
-    rows: np.ndarray  # row numbers into the Run's columns
+    qidx: np.ndarray  # query index of each row (non-decreasing)
     rank: np.ndarray  # 1-based rank within the query (score desc, docno desc)
+    score: np.ndarray
+    docno_hash: np.ndarray  # 64-bit hash of the docno (for the corpus size n)
+    docno_src: object  # the docnos: a pyarrow StringArray or a numpy S array
+
+    def docnos(self) -> list[str]:
+        """The docnos as Python strings (for pytrec_eval)."""
+        if isinstance(self.docno_src, np.ndarray):
+            return decode(self.docno_src)
+        return self.docno_src.to_pylist()
+
+
+@dataclass
+class LoadedRun:
+    """What reading and joining one run file gives the collection (from a worker process)."""
+
+    path: str
+    tag: str | None
+    rows: RunRows
+    item: np.ndarray  # items the run retrieved ...
+    item_rank: np.ndarray  # ... and their ranks
+    missing: list[int]  # evaluated queries the run has no line for
+    unjudged: int  # queries of the run the qrels do not judge
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class _JoinTables:
+    """What every run is joined against (shared with worker processes by fork)."""
+
+    qpos: dict[str, int]
+    judged: set[str]
+    item_keys: np.ndarray
+    item_order: np.ndarray
+    items: Strings
+    dedup: bool
+    qrels_path: str
 
 
 @dataclass
@@ -50,7 +85,6 @@ class Collection:
     """
 
     run_names: list[str]
-    runs: list[Run]
     qids: list[str]  # evaluated queries (>= 1 relevant item), trec_eval order
     item_query: np.ndarray  # (I,) query index of each relevant item, grouped by query
     item_grade: np.ndarray  # (I,) its grade
@@ -146,11 +180,14 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
     return np.where(missed, bottom, pos)
 
 
-def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float | None = None,
+def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            corpus_size: int | None = None, dedup: bool = False,
-           notes: list[str] | None = None, subtopics: SubtopicQrels | None = None) -> Collection:
-    """Join runs to qrels: evaluated queries, relevant items, ranks (SPEC §1-2); with
-    ``subtopics``, items relevant to a subtopic are items too."""
+           notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
+           jobs: int = 1) -> Collection:
+    """Read the runs and join them to the qrels: evaluated queries, relevant items, ranks
+    (SPEC §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
+    read and joined in ``jobs`` processes."""
+    from .parallel import map_runs
     from .subtopics import encode_subtopics, relevant_docnos
 
     notes = notes if notes is not None else []
@@ -171,39 +208,27 @@ def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float 
     item_query_a = np.array(item_query, dtype=np.int64)
     items = Strings.from_texts(item_docno)
     item_keys = _mix(item_query_a, items.hashes())
-    item_order = np.argsort(item_keys, kind="stable")
-    qpos = {q: i for i, q in enumerate(qids)}
-
-    ranks = np.zeros((len(runs), len(item_docno)), dtype=np.int64)
-    run_rows = []
-    for r, (run, name) in enumerate(progress(zip(runs, run_names), "encoding runs",
-                                             length=len(runs))):
-        to_query = np.array([qpos.get(q, -1) for q in run.qid_values], dtype=np.int64)
-        qidx = to_query[run.qid_codes]
-        if not (qidx >= 0).any():
-            raise InputError("shares no query with the qrels " + f"({qrels.path})", path=run.path)
-        unjudged = [q for q in run.qid_values if q not in qrels.judgments]
-        if unjudged:
-            notes.append(f"{name}: {_count(len(unjudged), 'query', 'queries')} not in the qrels, "
+    tables = _JoinTables({q: i for i, q in enumerate(qids)}, set(qrels.judgments), item_keys,
+                         np.argsort(item_keys, kind="stable"), items, dedup, qrels.path)
+    loaded = map_runs(_load_run, len(run_paths), 1 if "-" in run_paths else jobs,
+                      (run_paths, tables), label="reading runs")
+    run_names, name_notes = name_runs(loaded)
+    notes.extend(name_notes)
+    ranks = np.zeros((len(loaded), len(item_docno)), dtype=np.int64)
+    for r, (run, name) in enumerate(zip(loaded, run_names)):
+        ranks[r, run.item] = run.item_rank
+        if run.unjudged:
+            notes.append(f"{name}: {_count(run.unjudged, 'query', 'queries')} not in the qrels, "
                          "ignored")
-        rows = np.flatnonzero(qidx >= 0)
-        rows = _resolve_duplicates(run, rows, qidx, dedup, notes)
-        order, rank = _rank(run, rows, qidx[rows])
-        rows = rows[order]
-        run_rows.append(RunRows(qidx[rows], rows, rank))
-        item = _match(_mix(qidx[rows], run.docno.hashes()[rows]), run.docno, rows,
-                      item_keys, item_order, items)
-        hit = item >= 0
-        ranks[r, item[hit]] = rank[hit]
-        present = np.zeros(len(qids), dtype=bool)
-        present[qidx[rows]] = True
-        missing = np.flatnonzero(~present).tolist()
-        if missing:
-            shown = ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
-            notes.append(f"{name}: {_count(len(missing), 'judged query', 'judged queries')} "
+        notes.extend(run.notes)
+        if run.missing:
+            shown = ", ".join(qids[q] for q in run.missing[:5]) + \
+                (" ..." if len(run.missing) > 5 else "")
+            notes.append(f"{name}: {_count(len(run.missing), 'judged query', 'judged queries')} "
                          f"not in the run, scored as empty rankings ({shown})")
-    coll = Collection(run_names, runs, qids, item_query_a, np.array(item_grade, dtype=np.float64),
-                      item_docno, ranks, run_rows, [qrels], level, corpus_size)
+    coll = Collection(run_names, qids, item_query_a, np.array(item_grade, dtype=np.float64),
+                      item_docno, ranks, [run.rows for run in loaded], [qrels], level,
+                      corpus_size)
     if subtopics is not None:
         if subtopics.overall is not qrels:
             coll.qrels.append(subtopics.overall)
@@ -215,6 +240,33 @@ def encode(qrels: Qrels, runs: list[Run], run_names: list[str], *, level: float 
             raise InputError(f"--corpus-size {corpus_size} is smaller than the {union[q]} "
                              f"distinct items of query {qids[q]}")
     return coll
+
+
+def _load_run(r: int, paths: list[str], tables: _JoinTables) -> LoadedRun:
+    """Read run ``r`` and join it to the qrels: its rows in ranking order and the ranks of
+    the items it retrieved. Runs in a worker process; returns only what the parent keeps."""
+    run = read_run(paths[r])
+    to_query = np.array([tables.qpos.get(q, -1) for q in run.qid_values], dtype=np.int64)
+    qidx = to_query[run.qid_codes]
+    if not (qidx >= 0).any():
+        raise InputError(f"shares no query with the qrels ({tables.qrels_path})", path=run.path)
+    notes: list[str] = []
+    rows = np.flatnonzero(qidx >= 0)
+    rows = _resolve_duplicates(run, rows, qidx, tables.dedup, notes)
+    order, rank = _rank(run, rows, qidx[rows])
+    rows = rows[order]
+    hashes = run.docno.hashes()[rows]
+    item = _match(_mix(qidx[rows], hashes), run.docno, rows, tables.item_keys,
+                  tables.item_order, tables.items)
+    hit = item >= 0
+    present = np.zeros(len(tables.qpos), dtype=bool)
+    present[qidx[rows]] = True
+    source = run.docno.arrow.take(rows) if run.docno.arrow is not None else \
+        run.docno.bytes()[rows]
+    return LoadedRun(run.path, run.tag,
+                     RunRows(qidx[rows], rank, run.score[rows], hashes, source),
+                     item[hit], rank[hit], np.flatnonzero(~present).tolist(),
+                     sum(q not in tables.judged for q in run.qid_values), notes)
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -309,8 +361,8 @@ def _union_sizes(coll: Collection, fixed: bool = True) -> np.ndarray:
     bits = np.uint64(max(1, int(nq).bit_length()))
     low = (np.uint64(1) << bits) - np.uint64(1)
     parts = [(Strings.from_texts(jd).hashes() & ~low) | np.array(jq, dtype=np.uint64)]
-    for run, rr in zip(coll.runs, coll.run_rows):
-        parts.append((run.docno.hashes()[rr.rows] & ~low) | rr.qidx.astype(np.uint64))
+    for rr in coll.run_rows:
+        parts.append((rr.docno_hash & ~low) | rr.qidx.astype(np.uint64))
     keys = np.sort(np.concatenate(parts))
     new = np.concatenate(([True], keys[1:] != keys[:-1]))
     return np.bincount((keys[new] & low).astype(np.int64), minlength=nq).astype(np.int64)

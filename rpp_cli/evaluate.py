@@ -8,10 +8,8 @@ import numpy as np
 from .collection import Collection, encode
 from .errors import InputError
 from .io.qrels import read_qrels, read_subtopic_qrels
-from .io.runs import name_runs, read_run
 from .io.text import read_table
 from .measures import DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, resolve
-from .progress import progress
 from .results import Results
 
 
@@ -67,11 +65,8 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
         raise InputError("standard input can be read only once", path="-")
     subtopics = read_subtopic_qrels(options.subtopics) if options.subtopics else None
     qrels = read_qrels(qrels_path) if qrels_path is not None else subtopics.overall
-    runs = [read_run(p) for p in progress(run_paths, "reading runs")]
-    names, name_notes = name_runs(runs)
-    notes.extend(name_notes)
-    return encode(qrels, runs, names, level=options.level, corpus_size=options.corpus_size,
-                  dedup=options.dedup, notes=notes, subtopics=subtopics)
+    return encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
+                  dedup=options.dedup, notes=notes, subtopics=subtopics, jobs=options.jobs)
 
 
 def measure(coll: Collection, measures: list[Measure], per_query: bool,

@@ -30,7 +30,6 @@ class Run:
     score: np.ndarray
     line: np.ndarray  # 1-based line number of each row
     rank: Strings | None = None  # the rank column as text (only `rpp ndeval` orders by it)
-    rank: Field | None = None  # the rank column as text (only `rpp ndeval` orders by it)
 
     def __len__(self) -> int:
         return len(self.score)

@@ -284,9 +284,9 @@ def collection_qrels(coll) -> dict[str, dict[str, int]]:
 
 def collection_run(coll, r: int) -> dict[str, dict[str, float]]:
     """Run ``r`` as pytrec_eval wants it; every evaluated query present ({} = empty ranking)."""
-    run, rows = coll.runs[r], coll.run_rows[r]
-    docnos = run.docno.texts(rows.rows)
-    scores = run.score[rows.rows].tolist()
+    rows = coll.run_rows[r]
+    docnos = rows.docnos()
+    scores = rows.score.tolist()
     bounds = np.searchsorted(rows.qidx, np.arange(len(coll.qids) + 1))  # rows grouped by query
     return {qid: dict(zip(docnos[lo:hi], scores[lo:hi]))
             for qid, lo, hi in zip(coll.qids, bounds[:-1].tolist(), bounds[1:].tolist())}
