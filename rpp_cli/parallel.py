@@ -30,10 +30,17 @@ def map_runs(fn: Callable, n_runs: int, jobs: int, shared: tuple,
         return [fn(r, *shared) for r in show(range(n_runs))]
     _SHARED = (fn, shared)
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with multiprocessing.get_context("fork").Pool(jobs, _single_threaded) as pool:
             return list(show(pool.imap(_call, range(n_runs), chunksize=1)))
     finally:
         _SHARED = ()
+
+
+def _single_threaded() -> None:
+    """Workers share the cores already: one thread each for pyarrow's parsers."""
+    import pyarrow
+
+    pyarrow.set_cpu_count(1)
 
 
 def _call(r: int):

@@ -44,7 +44,6 @@ def read_bytes(path: str) -> bytes:
     return data
 
 
-_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -68,18 +67,21 @@ class Strings:
     @classmethod
     def gather(cls, data: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> "Strings":
         """The strings ``data[starts[i]:starts[i] + lens[i]]`` of a uint8 buffer."""
-        n_words = int((lens.max() + 7) // 8) if len(lens) else 0
-        padded = np.zeros(((len(data) + 23) // 8) * 8, dtype=np.uint8)
-        padded[:len(data)] = data
-        view = padded.view("<u8")
-        words = np.empty((len(lens), n_words), dtype=np.uint64)
-        for w in range(n_words):  # loop over 8-byte columns, not strings
-            pos = np.minimum(starts + 8 * w, len(data))  # beyond a string: masked to 0 below
-            cell, shift = pos >> 3, ((pos & 7) * 8).astype(np.uint64)
-            lo, hi = view[cell], view[cell + 1]
-            word = np.where(shift == 0, lo, (lo >> shift) | (hi << (np.uint64(64) - shift)))
-            words[:, w] = word & _MASKS[np.clip(lens - 8 * w, 0, 8)]
-        return cls(words, lens.astype(np.int64))
+        n = len(lens)
+        n_words = int((lens.max() + 7) // 8) if n else 0
+        out = np.zeros((n, 8 * n_words), dtype=np.uint8)
+        if n == 0:
+            return cls(out.view("<u8"), lens.astype(np.int64))
+        contiguous = bool((starts[1:] == starts[:-1] + lens[:-1]).all())
+        if contiguous and (lens == lens[0]).all():  # fixed-length docnos: a plain reshape
+            width = int(lens[0])
+            out[:, :width] = data[starts[0]:starts[0] + n * width].reshape(n, width)
+        else:  # scatter every byte to (row, column)
+            row = np.repeat(np.arange(n), lens)
+            col = np.arange(len(row)) - np.repeat(np.cumsum(lens) - lens, lens)
+            src = starts[0] + np.arange(len(row)) if contiguous else np.repeat(starts, lens) + col
+            out[row, col] = data[src]
+        return cls(out.view("<u8"), lens.astype(np.int64))
 
     @classmethod
     def from_texts(cls, texts: list[str]) -> "Strings":
@@ -112,8 +114,19 @@ class Strings:
 
     def order(self, rows: np.ndarray) -> np.ndarray:
         """Rank (0-based) of each of ``self[rows]`` in byte order (strcmp)."""
-        keys = [self.words[rows, w].byteswap() for w in range(self.words.shape[1])][::-1]
-        order = np.lexsort(keys) if keys else np.arange(len(rows))
+        keys = _suffix_keys([self.words[rows, w].byteswap() for w in range(self.words.shape[1])])
+        order = np.argsort(keys[0], kind="stable") if keys else np.arange(len(rows))
+        if len(keys) > 1:  # refine where the first key ties, by the other keys
+            first = keys[0][order]
+            same = first[1:] == first[:-1]
+            if same.any():
+                tied = np.zeros(len(order), dtype=bool)
+                tied[1:] |= same
+                tied[:-1] |= same
+                at = np.flatnonzero(tied)
+                group = np.concatenate(([0], np.cumsum(~same)))[at]
+                sub = order[at]
+                order[at] = sub[np.lexsort([k[sub] for k in keys[:0:-1]] + [group])]
         rank = np.empty(len(rows), dtype=np.int64)
         rank[order] = np.arange(len(rows))
         return rank
@@ -130,6 +143,26 @@ class Strings:
             return (self.arrow if rows is None else self.arrow.take(rows)).to_pylist()
         raw = self.bytes()
         return decode(raw if rows is None else raw[rows])
+
+
+def _suffix_keys(be: list[np.ndarray]) -> list[np.ndarray]:
+    """Big-endian word columns with their common leading bytes cut off, re-aligned: the same
+    order with fewer sort keys (docnos of a collection share long prefixes)."""
+    skip = 0
+    for col in be:
+        diff = np.bitwise_or.reduce(col ^ col[0]) if len(col) else np.uint64(0)
+        if diff:
+            skip += 8 - (int(diff).bit_length() + 7) // 8
+            break
+        skip += 8
+    word, shift = divmod(skip, 8)
+    rest = be[word:]
+    if shift == 0 or not rest:
+        return rest
+    up, down = np.uint64(8 * shift), np.uint64(64 - 8 * shift)
+    padded = rest + [np.zeros_like(rest[0])]
+    keys = [(padded[i] << up) | (padded[i + 1] >> down) for i in range(len(rest))]
+    return [k for k in keys if (k != k[0]).any()]  # a constant column orders nothing
 
 
 def decode(strings: np.ndarray) -> list[str]:

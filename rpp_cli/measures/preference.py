@@ -22,22 +22,22 @@ DISCOUNTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "inverse": lambda i: 1.0 / i,
 }
 
-for _name, _discount, _what in (
-        ("rpp", "uniform", "recall-paired preference, all recall levels weighted equally"),
-        ("dcgrpp", "dcg", "RPP with recall level i weighted by 1/log2(i+1)"),
-        ("invrpp", "inverse", "RPP with recall level i weighted by 1/i")):
-    register(Measure(_name, PREFERENCE, "preference", _what + " (graded populations)",
-                     options={"discount": _discount, "populations": "graded"},
-                     parameters=f"-l L: populations grade >= each judged grade >= L (default: "
-                                f"> 0); prints {_name} per pair, {_name}_win per run"))
-for _name, _discount, _what in (
-        ("st-rpp", "uniform", "RPP over subtopic populations, all recall levels weighted equally"),
-        ("st-dcgrpp", "dcg", "RPP over subtopic populations, level i weighted by 1/log2(i+1)"),
-        ("st-invrpp", "inverse", "RPP over subtopic populations, level i weighted by 1/i")):
-    register(Measure(_name, PREFERENCE, "preference", _what + " (needs --subtopics)",
-                     options={"discount": _discount, "populations": "subtopic"},
-                     parameters=f"--subtopics FILE: one population per subtopic plus all "
-                                f"relevant items; prints {_name} per pair, {_name}_win per run"))
+_WEIGHTING = {"uniform": "all recall levels weighted equally",
+              "dcg": "recall level i weighted by 1/log2(i+1)",
+              "inverse": "recall level i weighted by 1/i"}
+_SCHEMES = {  # population scheme: (name prefix, what, how to get it)
+    "graded": ("", "graded populations",
+               "-l L: populations grade >= each judged grade >= L (default: > 0)"),
+    "subtopic": ("st-", "subtopic populations; needs --subtopics",
+                 "--subtopics FILE: one population per subtopic plus all relevant items"),
+}
+for _scheme, (_prefix, _pops, _how) in _SCHEMES.items():
+    for _base, _discount in (("rpp", "uniform"), ("dcgrpp", "dcg"), ("invrpp", "inverse")):
+        _name = _prefix + _base
+        register(Measure(_name, PREFERENCE, "preference",
+                         f"recall-paired preference, {_WEIGHTING[_discount]} ({_pops})",
+                         options={"discount": _discount, "populations": _scheme},
+                         parameters=f"{_how}; prints {_name} per pair, {_name}_win per run"))
 
 # Bytes of float64 temporaries per chunk of pairs x levels; bounds memory at any scale.
 _CHUNK_BYTES = 64 << 20

@@ -194,3 +194,19 @@ def test_irregular_files_take_the_general_reader():
     for raw in (b"# c\nq Q0 d 1 1 t\n", b"q Q0 d 1 1 t\n\nq Q0 e 2 0 t\n", b"q  Q0 d 1 1 t\n",
                 b" q Q0 d 1 1\n", b"q Q0 d 1 x t\n"):
         assert _read_regular("f", raw) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="ab-09", max_size=13),
+       st.lists(st.text(alphabet="ab-09\xe9", min_size=0, max_size=20), min_size=1, max_size=30))
+def test_strings_order_is_byte_order(prefix, suffixes):
+    """Shared prefixes of any length (docnos of one collection): order() still sorts by bytes."""
+    from rpp_cli.io.text import Strings
+
+    texts = [prefix + s for s in suffixes]
+    texts = [t if t else "x" for t in texts]
+    strings = Strings.from_texts(texts)
+    rank = strings.order(np.arange(len(texts)))
+    by_bytes = sorted(range(len(texts)), key=lambda i: (texts[i].encode(), i))
+    assert [texts[i].encode() for i in np.argsort(rank, kind="stable")] == \
+        [texts[i].encode() for i in by_bytes]
