@@ -255,7 +255,7 @@ def read_table(path: str, allowed_fields: tuple[int, ...], kind: str,
     starts = np.flatnonzero(solid & np.concatenate(([True], space[:-1])))
     ends = np.flatnonzero(solid & np.concatenate((space[1:], [True]))) + 1
     tok_line = np.searchsorted(newlines, starts)  # 0-based line of each token
-    first_in_line = np.concatenate(([True], tok_line[1:] != tok_line[:-1]))[:len(starts)]
+    first_in_line = np.concatenate(([True], tok_line[1:] != tok_line[:-1]))
     first = np.flatnonzero(first_in_line)
     comment = data[starts[first]] == ord("#")
     if comment.any():
