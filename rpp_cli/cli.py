@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 import click
 
 from . import __version__
-from .errors import EXIT_BAD_INPUT, InputError
+from .errors import InputError
 from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, lower_is_better, run_eval, split_paths
 from .measures import DEFAULTS, REGISTRY
@@ -25,7 +25,9 @@ from .errors import EXIT_CHECK_FAILED
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, run_compare
 from .ndeval import NdevalOptions, run_ndeval
 from .parallel import default_jobs
+from . import trec_eval as trec_eval_flow
 from .report import ndeval as ndeval_report
+from .report import trec_eval as trec_eval_report
 
 EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
 
@@ -79,8 +81,8 @@ def _closed_pipe_guard() -> Iterator[None]:
 
 
 class RppGroup(click.Group):
-    """The command group: an InputError anywhere below becomes one line and exit 2; a closed
-    pipe while parsing (``--help``, ``--version``) or running reaches :func:`main`."""
+    """The command group: an InputError anywhere below becomes one line and its exit code (2
+    unless the error says otherwise); a closed pipe while parsing (``--help``, ``--version``) or running reaches :func:`main`."""
 
     def make_context(self, *args, **kwargs) -> click.Context:
         with _closed_pipe_guard():
@@ -92,7 +94,7 @@ class RppGroup(click.Group):
                 return super().invoke(ctx)
             except InputError as err:
                 click.echo(f"rpp: {err}", err=True)
-                ctx.exit(EXIT_BAD_INPUT)
+                ctx.exit(err.exit_code)
 
 
 @click.group(cls=RppGroup,
@@ -389,6 +391,50 @@ def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: 
                                                    all_topics), notes)
     _notes(notes)
     ndeval_report.write(results, sys.stdout)
+
+
+class _TrecEvalCommand(click.Command):
+    """A command whose usage errors exit 1, as trec_eval's do (click's exit 2)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as err:
+            err.exit_code = trec_eval_flow.EXIT_USAGE
+            raise
+
+
+@cli.command("trec-eval", cls=_TrecEvalCommand)
+@click.argument("qrels", metavar="QRELS")
+@click.argument("run", metavar="RUN")
+@click.option("-q", "--query_eval_wanted", "per_query", is_flag=True,
+              help="Also print the measures of each query.")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
+              help="Measure or nickname (official, all_trec, set), trec_eval syntax "
+                   "(P.5,10); repeatable. Default: official.")
+@click.option("-c", "--complete_rel_info_wanted", "complete", is_flag=True,
+              help="Average over every qrels query; queries without results count 0.")
+@click.option("-l", "--level_for_rel", "level", type=int, default=1, show_default=True,
+              metavar="N", help="A doc is relevant when its grade is >= N.")
+@click.option("-n", "--nosummary", "no_summary", is_flag=True,
+              help="Do not print the summary ('all') lines.")
+@click.option("-J", "--Judged_docs_only", "judged_only", is_flag=True,
+              help="Drop retrieved docs that are not judged before evaluating.")
+@click.option("-M", "--Max_retrieved_per_topic", "max_retrieved", type=click.IntRange(min=0),
+              metavar="N", help="Evaluate only the top N docs of each query (by score; "
+                   "default: all).")
+@click.option("-N", "--Number_docs_in_coll", "num_docs", type=int, default=0, metavar="N",
+              help="Documents in the collection (only utility's 4th coefficient reads it).")
+def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str, ...],
+                      complete: bool, level: int, no_summary: bool, judged_only: bool,
+                      max_retrieved: int | None, num_docs: int) -> None:
+    """trec_eval 9.0.8 for one RUN, byte for byte, computed by pytrec_eval. Exit codes as
+    trec_eval's: 1 usage or unknown measure, 2 bad file or parameter, 4 duplicate docno,
+    7 no query with both results and judgments."""
+    opts = trec_eval_flow.TrecEvalOptions(measures, per_query, not no_summary, complete, level,
+                                          max_retrieved, judged_only, num_docs)
+    output = trec_eval_flow.run_trec_eval(qrels, run, opts)
+    trec_eval_report.write(output, sys.stdout.buffer)
 
 
 def main() -> None:

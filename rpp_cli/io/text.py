@@ -232,8 +232,9 @@ def _is_float(token: bytes) -> bool:
 
 
 def read_table(path: str, allowed_fields: tuple[int, ...], kind: str,
-               raw: bytes | None = None) -> Table:
-    """Read and split ``path``; every data line must have a field count in ``allowed_fields``.
+               raw: bytes | None = None, more_fields_ok: bool = False) -> Table:
+    """Read and split ``path``; every data line must have a field count in ``allowed_fields``
+    (or, with ``more_fields_ok``, at least the largest of them: trec_eval ignores extra fields).
 
     Blank lines and lines whose first token starts with ``#`` are skipped. An empty file, a
     binary file and a line with the wrong number of fields are :class:`InputError`.
@@ -266,9 +267,11 @@ def read_table(path: str, allowed_fields: tuple[int, ...], kind: str,
         raise InputError(f"empty file: no {kind} lines", path)
     nfields = np.diff(np.append(first, len(starts)))
     wrong = ~np.isin(nfields, allowed_fields)
+    if more_fields_ok:
+        wrong &= nfields < max(allowed_fields)
     if wrong.any():
         row = int(np.argmax(wrong))
-        want = " or ".join(str(n) for n in allowed_fields)
+        want = " or ".join(str(n) for n in allowed_fields) + (" or more" if more_fields_ok else "")
         raise InputError(f"expected {want} fields ({kind}), found {int(nfields[row])}",
                          path, int(tok_line[first[row]]) + 1)
     return Table(path, tok_line[first] + 1, nfields, data, first, starts, ends)

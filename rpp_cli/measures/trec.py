@@ -6,7 +6,9 @@ on some malformed ones), names the outputs as trec_eval prints them and aggregat
 """
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import re
 from dataclasses import dataclass
 
@@ -36,7 +38,7 @@ LONG_CUTOFFS = {"P": _LONG_CUTOFF_DEFAULT, "recall": _LONG_CUTOFF_DEFAULT,
                 "relative_P": _LONG_CUTOFF_DEFAULT, "success": (1, 5, 10)}
 FLOAT_CUTOFFS = {"iprec_at_recall": _RECALL_POINTS,
                  "Rprec_mult": tuple(round(0.2 * i, 1) for i in range(1, 11))}
-FLOAT_PARAMS = {"utility": 4, "11pt_avg": None, "set_F": 1, "relstring": 1}  # value count
+FLOAT_PARAMS = {"utility", "11pt_avg", "set_F", "relstring"}  # atof'd, raw text in the name
 PAIR_PARAMS = {"G", "ndcg", "ndcg_rel", "Rndcg"}
 SUM_MEASURES = {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
 LONG_MEASURES = SUM_MEASURES | {"num_q"}
@@ -99,11 +101,13 @@ def is_trec_name(name: str) -> bool:
     return base in ORDER or base in NICKNAMES or _underscore_form(name) is not None
 
 
-def parse(names: list[str], *, allow_underscore: bool = True) -> list[TrecRequest]:
+def parse(names: list[str], *, allow_underscore: bool = True,
+          check: bool = True) -> list[TrecRequest]:
     """trec_eval's ``-m`` semantics: nicknames expand, repeats merge, first params win.
 
     With ``allow_underscore``, the printed form ``P_10`` is accepted for ``P.10`` (rpp eval).
-    Invalid names or parameters raise InputError before pytrec_eval ever sees them.
+    Unknown names raise InputError; so do invalid parameters (with ``check``; trec_eval itself
+    checks them later, see :func:`validate`), before pytrec_eval ever sees them.
     """
     chosen: dict[str, str | None] = {}
     order: list[str] = []
@@ -127,8 +131,9 @@ def parse(names: list[str], *, allow_underscore: bool = True) -> list[TrecReques
             if base == member and dot and chosen[member] is None:
                 chosen[member] = params
     requests = [TrecRequest(b, chosen[b]) for b in order]
-    for req in requests:
-        _validate(req)
+    if check:
+        for req in requests:
+            validate(req)
     return requests
 
 
@@ -147,7 +152,7 @@ def _atol(text: str) -> int:
     return int(m.group()) if m else 0
 
 
-def _atof(text: str) -> float:
+def c_atof(text: str) -> float:
     """C's atof: the longest leading float prefix, 0.0 when there is none."""
     m = re.match(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)", text)
     return float(m.group()) if m else 0.0
@@ -163,7 +168,7 @@ def _long_cutoffs(req: TrecRequest) -> list[int]:
 
 
 def _float_cutoffs(req: TrecRequest) -> list[float]:
-    cuts = sorted(_atof(p) for p in req.params.split(","))
+    cuts = sorted(c_atof(p) for p in req.params.split(","))
     if len(set(cuts)) != len(cuts):
         raise InputError(f"measure '{req.spec}': duplicate cutoffs")
     return cuts
@@ -174,35 +179,29 @@ def _c_float_name(value: float) -> str:
     return ("%3.2f" % value)[:8]
 
 
-def _validate(req: TrecRequest) -> None:
-    """Reject what trec_eval rejects, before pytrec_eval can abort the process on it."""
+def validate(req: TrecRequest) -> None:
+    """Reject what trec_eval rejects (and what pytrec_eval would mis-handle) before pytrec_eval
+    can abort the process on it; accept what trec_eval accepts (``atof`` of any float param)."""
     if req.params is None:
         return
     if req.base in LONG_CUTOFFS:
         _long_cutoffs(req)
     elif req.base in FLOAT_CUTOFFS:
-        _float_cutoffs(req)
+        names = req.output_names()  # sorts the cutoffs and rejects duplicates
+        if len(set(names)) != len(names):  # trec_eval prints both; pytrec_eval keeps one
+            raise InputError(f"measure '{req.spec}': two cutoffs print as the same name")
     elif req.base in PAIR_PARAMS:
-        for pair in req.params.split(","):
-            level, eq, gain = pair.partition("=")
-            if not eq or not _is_number(level) or not _is_number(gain):
-                raise InputError(f"measure '{req.spec}': parameters must be level=gain pairs")
-    elif req.base in FLOAT_PARAMS:
-        values = req.params.split(",")
-        need = FLOAT_PARAMS[req.base]
-        if need is not None and len(values) != need:
-            raise InputError(f"measure '{req.spec}': needs {need} comma-separated numbers")
-        if not all(_is_number(v) for v in values):
-            raise InputError(f"measure '{req.spec}': parameters must be numbers")
-    else:
+        if not _PAIRS.fullmatch(req.params):
+            raise InputError(f"measure '{req.spec}': parameters must be level=gain pairs")
+    elif req.base == "utility" and len(req.params.split(",")) != 4:
+        # trec_eval fails at calc time; pytrec_eval would print 0.0
+        raise InputError(f"measure '{req.spec}': needs exactly 4 coefficients")
+    elif req.base not in FLOAT_PARAMS:
         raise InputError(f"measure '{req.base}' takes no parameters (got '{req.spec}')")
 
 
-def _is_number(text: str) -> bool:
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
+# trec_eval's get_param_pairs: ``name=value`` items, no empty item, no second '=' in one.
+_PAIRS = re.compile(r"[^,=]*=[^,=]*(,[^,=]*=[^,=]*)*")
 
 
 def trec_grade(grade: float) -> int:
@@ -211,22 +210,51 @@ def trec_grade(grade: float) -> int:
 
 
 def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
-             requests: list[TrecRequest], level: int = 1,
-             judged_only: bool = False) -> dict[str, dict[str, float]]:
-    """Per-query values from pytrec_eval, keyed by trec_eval's printed measure names."""
+             requests: list[TrecRequest], level: int = 1, judged_only: bool = False,
+             num_docs_in_coll: int = 0) -> dict[str, dict[str, float]]:
+    """Per-query values from pytrec_eval, keyed by trec_eval's printed measure names.
+
+    ``num_docs_in_coll`` is trec_eval's ``-N`` (only utility's 4th coefficient reads it);
+    pytrec_eval has no such setting, so utility is then recomputed from its counts.
+    """
     import pytrec_eval_ext
 
     numeric = [r for r in requests if r.base not in TEXT_MEASURES]
     if not numeric:
         return {q: {} for q in run}
-    evaluator = pytrec_eval_ext.RelevanceEvaluator(
-        {q: d for q, d in qrels.items() if d}, {r.spec for r in numeric}, level, judged_only)
-    raw = evaluator.evaluate(run) if run else {}
+    specs = {r.spec for r in numeric}
+    utility = next((r for r in numeric if r.base == "utility"), None)
+    if utility is not None and num_docs_in_coll:
+        specs |= {"num_ret", "num_rel", "num_rel_ret"}
+    judged = {q: d for q, d in qrels.items() if d}
+    judged[_PRIMER] = {_PRIMER: 0}
+    evaluator = pytrec_eval_ext.RelevanceEvaluator(judged, specs, level, judged_only)
+    raw = evaluator.evaluate({_PRIMER: {_PRIMER: 0.0}, **run}) if run else {}
+    raw.pop(_PRIMER, None)
     renamed = {r.base: r.output_names()[0] for r in numeric
                if r.params is not None and (r.base in FLOAT_PARAMS or r.base in PAIR_PARAMS)}
     if renamed:
         raw = {q: {renamed.get(k, k): v for k, v in vals.items()} for q, vals in raw.items()}
+    if utility is not None and num_docs_in_coll:
+        name = utility.output_names()[0]
+        for vals in raw.values():
+            vals[name] = _utility(utility, vals, num_docs_in_coll)
     return raw
+
+
+# trec_eval's buffers grow on demand (te_chk_and_malloc) and a first request of size 0 fails:
+# an empty ranking evaluated first (-M 0, a run missing a query) makes measures fail and
+# pytrec_eval crash. A one-doc query evaluated first (a qid no input can hold: control
+# characters are rejected) sizes them, as trec_eval's own reading does.
+_PRIMER = "\x01rpp-primer"
+
+
+def _utility(req: TrecRequest, counts: dict[str, float], num_docs_in_coll: int) -> float:
+    """trec_eval's m_utility.c, term by term in its order, from pytrec_eval's counts."""
+    p = [1.0, -1.0, 0.0, 0.0] if req.params is None else [c_atof(v) for v in req.params.split(",")]
+    rel_ret, ret, rel = (int(counts[k]) for k in ("num_rel_ret", "num_ret", "num_rel"))
+    return (p[0] * rel_ret + p[1] * (ret - rel_ret) + p[2] * (rel - rel_ret)
+            + p[3] * (num_docs_in_coll + rel_ret - ret - rel))
 
 
 def aggregate(name: str, values: np.ndarray, n_queries: int | None = None) -> float:
@@ -235,15 +263,17 @@ def aggregate(name: str, values: np.ndarray, n_queries: int | None = None) -> fl
     ``n_queries`` (trec_eval -c) is the divisor when larger than the number of values.
     """
     n = max(len(values), n_queries or 0)
+    # one += per query in query order, as trec_eval accumulates (no pairwise/compensated sum)
+    total = functools.reduce(operator.add, values.tolist(), 0.0)
     if name in SUM_MEASURES:
-        return float(sum(values.tolist()))
+        return total
     if name == "num_q":
         return float(n)
     if name in GEOMETRIC:
         # pytrec_eval returns log(max(v, floor)) per query for gm_* measures
-        total = sum(values.tolist()) + (n - len(values)) * math.log(GM_FLOOR)
+        total += (n - len(values)) * math.log(GM_FLOOR)
         return math.exp(total / n)
-    return float(sum(values.tolist()) / n) if n else 0.0
+    return total / n if n else 0.0
 
 
 def collection_qrels(coll) -> dict[str, dict[str, int]]:

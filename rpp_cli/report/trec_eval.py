@@ -1,0 +1,36 @@
+"""trec_eval's own lines (meas_print_*.c): ``%-22s\\t%s\\t%6.4f``, ``%ld`` for counts, the
+runid as text and relstring in single quotes; bytes as C's printf writes them."""
+from __future__ import annotations
+
+import math
+from typing import BinaryIO
+
+from ..measures.trec import LONG_MEASURES
+from ..trec_eval import TrecEvalOutput
+
+
+def c_float(value: float) -> str:
+    """C's ``%6.4f``: like Python's except that NaN keeps its sign (``  -nan``)."""
+    if math.isnan(value):
+        return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
+    return "%6.4f" % value
+
+
+def lines(output: TrecEvalOutput) -> list[str]:
+    """Every line trec_eval prints for ``output``, in order."""
+    out = []
+    for measure, qid, _run, _other, value in output.results.rows():
+        text = output.texts.get((measure, qid))
+        if text is not None:
+            shown = text if measure == "runid" else f"'{text}'"
+        elif measure in LONG_MEASURES:
+            shown = str(int(value))  # (long) cast of the double
+        else:
+            shown = c_float(value)
+        out.append(f"{measure:<22}\t{qid}\t{shown}\n")
+    return out
+
+
+def write(output: TrecEvalOutput, out: BinaryIO) -> None:
+    """Write the lines as bytes (ids that are not UTF-8 pass through unchanged)."""
+    out.write("".join(lines(output)).encode("utf-8", "surrogateescape"))

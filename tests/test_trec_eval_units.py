@@ -1,0 +1,229 @@
+"""The parts of ``rpp trec-eval`` on their own: trec_eval's ``-m`` syntax, its ranking rule,
+relstring, aggregation and printf formats (values worked out by hand from trec_eval's C)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rpp_cli.errors import InputError
+from rpp_cli.io.trec_eval import Judgments, Retrieved
+from rpp_cli.measures import trec
+from rpp_cli.measures.trec import TrecRequest, aggregate, c_atof, evaluate, parse, validate
+from rpp_cli.report.trec_eval import c_float
+from rpp_cli.trec_eval import (EXIT_USAGE, byte_codes, parse_measures, pytrec_eval_input, rank,
+                               relstrings)
+
+
+def S(*tokens: str) -> np.ndarray:
+    return np.array([t.encode() for t in tokens])
+
+
+# -- measure syntax -------------------------------------------------------------------------
+
+def test_first_params_win_and_cutoffs_sort() -> None:
+    assert parse(["P.10,5", "P.3"]) == [TrecRequest("P", "10,5")]
+    assert parse(["P.10,5"])[0].output_names() == ["P_5", "P_10"]
+    assert parse(["P", "P.10"]) == [TrecRequest("P", "10")]
+    p = [r for r in parse(["all_trec", "P.7"]) if r.base == "P"]
+    assert p == [TrecRequest("P", "7")]
+    assert parse(["ndcg_cut.10,20,23.4"])[0].output_names() == [
+        "ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"]
+
+
+def test_nickname_params_are_ignored() -> None:
+    assert parse(["official.5"]) == parse(["official"])
+    assert [r.base for r in parse(["set.1"])] == trec.NICKNAMES["set"]
+
+
+def test_trec_eval_order_not_command_line_order() -> None:
+    bases = [r.base for r in parse_measures(("P", "map", "relstring", "runid", "ndcg"))]
+    assert bases == ["runid", "map", "P", "relstring", "ndcg"]
+    assert [r.base for r in parse_measures(())] == trec.NICKNAMES["official"]
+
+
+def test_output_names_as_trec_eval_prints_them() -> None:
+    names = [n for r in parse(["Rprec_mult.1000,123456.5", "iprec_at_recall.-0.5,.1",
+                               "set_F.0.5", "utility", "relstring.20.5", "ndcg.1=3,2=9",
+                               "11pt_avg..25,.5", "success"]) for n in r.output_names()]
+    assert names == ["Rprec_mult_1000.00", "Rprec_mult_123456.5", "iprec_at_recall_-0.50",
+                     "iprec_at_recall_0.10", "set_F_0.5", "utility", "relstring_20.5",
+                     "ndcg_1=3,2=9", "11pt_avg_.25,.5", "success_1", "success_5", "success_10"]
+
+
+@pytest.mark.parametrize("params", ["=", "1=abc", "a=1,b=2", "1=3,2=9,4=4.5"])
+def test_pair_params_trec_eval_accepts(params: str) -> None:
+    validate(TrecRequest("ndcg", params))
+
+
+@pytest.mark.parametrize("params", ["1", "1=2,3", "1=2=3", "1=2,,3=4", "1=2,", ",1=2"])
+def test_pair_params_trec_eval_rejects(params: str) -> None:
+    with pytest.raises(InputError, match="level=gain pairs"):
+        validate(TrecRequest("ndcg", params))
+
+
+def test_unknown_names_are_usage_errors_for_trec_eval_only() -> None:
+    with pytest.raises(InputError) as err:
+        parse_measures(("P_10",))
+    assert err.value.exit_code == EXIT_USAGE
+    assert parse(["P_10"]) == [TrecRequest("P", "10")]  # rpp eval's shorthand
+    with pytest.raises(InputError) as err:
+        parse(["foo"])
+    assert err.value.exit_code == 2
+
+
+@pytest.mark.parametrize("text,value", [("5", 5.0), (".25", 0.25), ("5x", 5.0), ("abc", 0.0),
+                                        ("", 0.0), ("-1e2z", -100.0), ("20.5", 20.5)])
+def test_c_atof(text: str, value: float) -> None:
+    assert c_atof(text) == value
+
+
+# -- aggregation and formats ----------------------------------------------------------------
+
+def test_aggregate_by_hand() -> None:
+    ap = np.array([0.5, 0.25])
+    assert aggregate("map", ap) == 0.375
+    assert aggregate("map", ap, n_queries=4) == 0.1875  # -c: missing queries add 0
+    assert aggregate("num_ret", np.array([10.0, 7.0]), n_queries=4) == 17.0
+    assert aggregate("num_q", ap, n_queries=4) == 4.0
+    logs = np.log(np.maximum(ap, 1e-5))
+    assert aggregate("gm_map", logs) == pytest.approx(math.sqrt(0.5 * 0.25), rel=1e-15)
+    assert aggregate("gm_map", logs, n_queries=3) == pytest.approx(
+        (0.5 * 0.25 * 1e-5) ** (1 / 3), rel=1e-12)
+
+
+def test_aggregate_adds_in_query_order() -> None:
+    """trec_eval's running += : 1e16 + 1 rounds back to 1e16 (a compensated sum gives 1)."""
+    assert aggregate("num_ret", np.array([1e16, 1.0, -1e16])) == 0.0
+
+
+def test_c_float_nan_keeps_its_sign() -> None:
+    nan = float("nan")
+    assert c_float(nan) == "   nan"
+    assert c_float(-nan) == "  -nan"
+    assert c_float(0.0 / 1.0) == "0.0000" and c_float(-0.0) == "-0.0000"
+    assert c_float(12345.678) == "12345.6780"
+
+
+@given(st.floats(allow_nan=False))
+def test_c_float_is_printf_for_numbers(x: float) -> None:
+    assert c_float(x) == "%6.4f" % x
+
+
+# -- ranking and relstring ------------------------------------------------------------------
+
+def _play() -> tuple[Judgments, Retrieved]:
+    """trec_eval's notes example: qid 10 with a three-way score tie, qid 5 without qrels."""
+    j = Judgments(S("10", "10", "10", "10", "10", "3"), S("d1", "d2", "d3", "d4", "d9", "b1"),
+                  np.array([2, 1, 0, 1, 2, -1]), np.arange(1, 7))
+    r = Retrieved(S("10", "10", "10", "10", "10", "10", "5", "3"),
+                  S("d1", "d2", "d3", "d4", "dx", "d9", "e1", "b1"),
+                  np.array([5, 4, 4, 4, 3.5, 1, 1, 2], dtype=np.float32), np.arange(1, 9),
+                  "runLAST")
+    return j, r
+
+
+def test_relstring_by_hand() -> None:
+    """d1(2), then the tie d4(1) d3(0) d2(1) in reverse docno order, dx unjudged, d9(2)."""
+    ranked = rank(*_play(), None, "q", "r")
+    assert ranked.qids == ["10", "3"]
+    assert relstrings(ranked, 10, False) == ["2101-2", "."]
+    assert relstrings(ranked, 4.9, False) == ["2101", "."]
+    assert relstrings(ranked, -3, False) == ["", ""]
+    assert relstrings(ranked, 10, True) == ["21012", ""]  # -J drops unjudged docs
+    assert relstrings(rank(*_play(), 2, "q", "r"), 10, False) == ["21", "."]  # -M 2
+
+
+def test_float32_scores_tie() -> None:
+    """16777217 and 16777216 are one C float; so are 1.0000000001 and 1.0."""
+    j = Judgments(S("q", "q", "q", "q"), S("a", "b", "c", "d"), np.array([1, 2, 3, 4]),
+                  np.arange(1, 5))
+    scores = np.array([16777217, 16777216, 1.0000000001, 1.0]).astype(np.float32)
+    r = Retrieved(S("q", "q", "q", "q"), S("a", "b", "c", "d"), scores, np.arange(1, 5), "t")
+    assert relstrings(rank(j, r, None, "q", "r"), 10, False) == ["2143"]
+
+
+@given(st.lists(st.binary(min_size=1, max_size=20).filter(lambda b: b"\x00" not in b),
+                min_size=1, max_size=30))
+def test_byte_codes_are_strcmp_ranks(tokens: list[bytes]) -> None:
+    codes, first = byte_codes(np.array(tokens))
+    distinct = sorted(set(tokens))
+    assert codes.tolist() == [distinct.index(t) for t in tokens]
+    assert [tokens[i] for i in first] == distinct
+
+
+queries = st.sampled_from(["1", "2", "10", "a"])
+docnos = st.sampled_from([f"d{i}" for i in range(12)])
+scores = st.sampled_from([0.0, -0.0, 1.0, 1.0000000001, 2.5, 16777216.0, 16777217.0, -3.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(queries, docnos, scores), min_size=1, max_size=40,
+                unique_by=lambda t: (t[0], t[1])),
+       st.lists(st.tuples(queries, docnos, st.integers(-1, 12)), min_size=1, max_size=30,
+                unique_by=lambda t: (t[0], t[1])),
+       st.one_of(st.none(), st.integers(0, 6)))
+def test_ranking_is_trec_evals_sort(run_rows, qrels_rows, max_retrieved) -> None:
+    """Per query: C-float score desc, docno desc (bytes), top -M; grades joined by docno."""
+    common = {q for q, _, _ in run_rows} & {q for q, _, _ in qrels_rows}
+    j = Judgments(S(*[q for q, _, _ in qrels_rows]), S(*[d for _, d, _ in qrels_rows]),
+                  np.array([g for _, _, g in qrels_rows]), np.arange(len(qrels_rows)) + 1)
+    r = Retrieved(S(*[q for q, _, _ in run_rows]), S(*[d for _, d, _ in run_rows]),
+                  np.array([s for _, _, s in run_rows], dtype=np.float32),
+                  np.arange(len(run_rows)) + 1, "t")
+    if not common:
+        with pytest.raises(InputError):
+            rank(j, r, max_retrieved, "q", "r")
+        return
+    top = {q: max(g for qq, _, g in qrels_rows if qq == q) for q in common}
+    if top[min(common)] < 0 or min(top.values()) <= -2:
+        with pytest.raises(InputError, match="only negative grades"):
+            rank(j, r, max_retrieved, "q", "r")
+        return
+    ranked = rank(j, r, max_retrieved, "q", "r")
+    assert ranked.qids == sorted(common)
+    grades = {(q, d): g for q, d, g in qrels_rows}
+    for i, q in enumerate(ranked.qids):
+        docs = sorted(((np.float32(s), d) for qq, d, s in run_rows if qq == q), reverse=True)
+        docs = docs[:max_retrieved] if max_retrieved is not None else docs
+        got = ranked.docs[ranked.doc[ranked.bounds[i]:ranked.bounds[i + 1]]]
+        assert [x.decode() for x in got] == [d for _, d in docs]
+        want_rel = [grades.get((q, d), -1) for _, d in docs]
+        want_rel = [g if g >= 0 or (q, d) not in grades else -2
+                    for g, (_, d) in zip(want_rel, docs)]
+        assert ranked.rel[ranked.bounds[i]:ranked.bounds[i + 1]].tolist() == want_rel
+        lo, hi = ranked.judged_bounds[i], ranked.judged_bounds[i + 1]
+        judged = dict(zip((x.decode() for x in ranked.docs[ranked.judged_doc[lo:hi]]),
+                          ranked.judged_grade[lo:hi].tolist()))
+        assert judged == {d: g for (qq, d), g in grades.items() if qq == q}
+    qrels, run = pytrec_eval_input(ranked)
+    for i in range(len(ranked.qids)):  # docno keys: the same order and equalities
+        keys = list(run[str(i)])
+        docs = ranked.docs[ranked.doc[ranked.bounds[i]:ranked.bounds[i + 1]]]
+        assert np.argsort(keys).tolist() == np.argsort(docs).tolist()
+        assert [k in qrels[str(i)] for k in keys] == [
+            r != -1 for r in ranked.rel[ranked.bounds[i]:ranked.bounds[i + 1]].tolist()]
+
+
+# -- pytrec_eval bridge ---------------------------------------------------------------------
+
+def test_empty_ranking_first_does_not_crash_pytrec_eval() -> None:
+    """An empty ranking evaluated first made pytrec_eval segfault with bpref + map."""
+    got = evaluate({"3": {"a": 1}, "10": {"b": 1}}, {"3": {}, "10": {"b": 1.0}},
+                   parse(["bpref", "map", "num_ret"]))
+    assert got == {"3": {"bpref": 0.0, "map": 0.0, "num_ret": 0.0},
+                   "10": {"bpref": 1.0, "map": 1.0, "num_ret": 1.0}}
+
+
+def test_utility_with_num_docs_in_coll_by_hand() -> None:
+    """retrieved a(rel) x(nonrel) y(unjudged); rel b not retrieved; N = 100:
+    2*1 - 1*2 + 0.5*1 + 0.25*(100 + 1 - 3 - 2) = 24.5; without -N (N = 0) it is -0.5."""
+    run = {"q": {"a": 3.0, "x": 2.0, "y": 1.0}}
+    qrels = {"q": {"a": 1, "b": 1, "x": 0}}
+    got = evaluate(qrels, run, parse(["utility.2,-1,0.5,0.25"]), num_docs_in_coll=100)
+    assert got["q"]["utility_2,-1,0.5,0.25"] == 24.5
+    got = evaluate(qrels, run, parse(["utility.2,-1,0.5,0.25"]))
+    assert got["q"]["utility_2,-1,0.5,0.25"] == -0.5
