@@ -42,6 +42,20 @@ class RunRows:
     docno_hash: np.ndarray  # 64-bit hash of the docno (for the corpus size n)
     docno_src: object  # the docnos: a pyarrow StringArray or a numpy S array
 
+    @property
+    def utf8(self) -> bool:
+        """Every docno is valid UTF-8 (pyarrow only reads valid UTF-8)."""
+        if not isinstance(self.docno_src, np.ndarray) or len(self.docno_src) == 0:
+            return True
+        raw = self.docno_src.view(np.uint8)
+        if int(raw.max()) < 128:
+            return True
+        try:
+            b"\n".join(self.docno_src.tolist()).decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
+
     def docnos(self) -> list[str]:
         """The docnos as Python strings (for pytrec_eval)."""
         if isinstance(self.docno_src, np.ndarray):

@@ -66,35 +66,33 @@ def resolve(names: list[str] | None) -> list[Measure]:
     """Measures for ``-m`` values (SPEC: none given = the defaults; any given = exactly those).
 
     Names rpp knows come from the registry; the rest are parsed with trec_eval's syntax
-    (nicknames, parameters), in the order given. Unknown names raise InputError.
+    (nicknames, parameters; all together, as trec_eval merges them), each measure placed
+    where it was first named. Unknown names raise InputError.
     """
     wanted = list(names) if names else list(DEFAULTS)
-    out: list[Measure] = []
+    slots: list[tuple[int, Measure]] = []  # (position in -m, measure)
     trec_names: list[str] = []
-    slots: list[int] = []
-    for name in wanted:
+    first_named: dict[str, int] = {}  # trec_eval base measure -> position that named it
+    for pos, name in enumerate(wanted):
         if name in REGISTRY and REGISTRY[name].trec is None:
-            out.append(REGISTRY[name])
+            slots.append((pos, REGISTRY[name]))
         elif trec.is_trec_name(name):
-            slots.append(len(out))
-            out.append(None)  # type: ignore[arg-type]  # filled below, keeping -m order
             trec_names.append(name)
+            for req in trec.parse([name]):
+                first_named.setdefault(req.base, pos)
         else:
             raise InputError(f"unknown measure '{name}' (rpp measures lists them all)")
-    if trec_names:
-        requests = trec.parse(trec_names)
-        expanded = [Measure(r.base if r.params is None else r.spec, METRIC, "trec",
-                            trec.DESCRIPTIONS.get(r.base, r.base), trec=r)
-                    for r in requests if r.base not in trec.TEXT_MEASURES]
-        first = slots[0]
-        out[first] = expanded  # type: ignore[call-overload]
+    for r in trec.parse(trec_names) if trec_names else []:
+        if r.base not in trec.TEXT_MEASURES:
+            slots.append((first_named[r.base],
+                          Measure(r.base if r.params is None else r.spec, METRIC, "trec",
+                                  trec.DESCRIPTIONS.get(r.base, r.base), trec=r)))
     flat: list[Measure] = []
     seen: set[str] = set()
-    for item in out:
-        for m in (item if isinstance(item, list) else [item] if item is not None else []):
-            if m.name not in seen:
-                seen.add(m.name)
-                flat.append(m)
+    for _, m in sorted(slots, key=lambda slot: slot[0]):  # stable: trec_eval order within
+        if m.name not in seen:
+            seen.add(m.name)
+            flat.append(m)
     return flat
 
 

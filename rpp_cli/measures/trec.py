@@ -11,6 +11,7 @@ import math
 import operator
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -276,20 +277,38 @@ def aggregate(name: str, values: np.ndarray, n_queries: int | None = None) -> fl
     return total / n if n else 0.0
 
 
-def collection_qrels(coll) -> dict[str, dict[str, int]]:
+def collection_qrels(coll, safe: Callable[[str], str] = str) -> dict[str, dict[str, int]]:
     """The judgments of the evaluated queries with trec_eval's integer grades."""
     judgments = coll.qrels[0].judgments
-    return {q: {d: trec_grade(g) for d, g in judgments[q].items()} for q in coll.qids}
+    return {safe(q): {safe(d): trec_grade(g) for d, g in judgments[q].items()}
+            for q in coll.qids}
 
 
-def collection_run(coll, r: int) -> dict[str, dict[str, float]]:
+def _utf8(texts) -> bool:
+    """True when every text is valid UTF-8 (no byte kept as a surrogate escape)."""
+    try:
+        "".join(texts).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _hex(text: str) -> str:
+    """A name pytrec_eval can take for any bytes (it crashes on invalid UTF-8); hex digits
+    keep strcmp order, so trec_eval's docno tie-breaking is unchanged."""
+    return text.encode("utf-8", "surrogateescape").hex()
+
+
+def collection_run(coll, r: int, safe: Callable[[str], str] | None = None
+                   ) -> dict[str, dict[str, float]]:
     """Run ``r`` as pytrec_eval wants it; every evaluated query present ({} = empty ranking)."""
     rows = coll.run_rows[r]
-    docnos = rows.docnos()
+    docnos = rows.docnos() if safe is None else [safe(d) for d in rows.docnos()]
+    qids = coll.qids if safe is None else [safe(q) for q in coll.qids]
     scores = rows.score.tolist()
-    bounds = np.searchsorted(rows.qidx, np.arange(len(coll.qids) + 1))  # rows grouped by query
+    bounds = np.searchsorted(rows.qidx, np.arange(len(qids) + 1))  # rows grouped by query
     return {qid: dict(zip(docnos[lo:hi], scores[lo:hi]))
-            for qid, lo, hi in zip(coll.qids, bounds[:-1].tolist(), bounds[1:].tolist())}
+            for qid, lo, hi in zip(qids, bounds[:-1].tolist(), bounds[1:].tolist())}
 
 
 from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry imports us)
@@ -305,9 +324,12 @@ def compute(ctx, measures) -> None:
     requests = [m.trec for m in measures]
     names = [n for req in requests for n in req.output_names()]
     level = 1 if coll.level is None else max(1, math.ceil(coll.level))
-    qrels = collection_qrels(coll)
+    clean = _utf8(coll.qids) and all(_utf8(coll.qrels[0].judgments[q]) for q in coll.qids) \
+        and all(rows.utf8 for rows in coll.run_rows)
+    safe = None if clean else _hex
+    qrels = collection_qrels(coll, safe or str)
     per_run = map_runs(_evaluate_run, len(coll.run_names), ctx.jobs,
-                       (coll, qrels, requests, names, level))
+                       (coll, qrels, requests, names, level, safe))
     values = {n: np.stack([v[:, i] for v in per_run], axis=1) for i, n in enumerate(names)}
     for n in names:
         overall = np.array([aggregate(n, values[n][:, r]) for r in range(len(coll.run_names))])
@@ -317,10 +339,11 @@ def compute(ctx, measures) -> None:
             ctx.metrics[n] = values[n]
 
 
-def _evaluate_run(r: int, coll, qrels, requests, names, level) -> np.ndarray:
+def _evaluate_run(r: int, coll, qrels, requests, names, level, safe) -> np.ndarray:
     """(Q, len(names)) values of run ``r``; NaN (empty rankings) counts 0 as in trec_eval -c."""
-    per_query = evaluate(qrels, collection_run(coll, r), requests, level)
-    out = np.array([[per_query.get(qid, {}).get(n, 0.0) for n in names] for qid in coll.qids],
+    per_query = evaluate(qrels, collection_run(coll, r, safe), requests, level)
+    qids = coll.qids if safe is None else [safe(q) for q in coll.qids]
+    out = np.array([[per_query.get(qid, {}).get(n, 0.0) for n in names] for qid in qids],
                    dtype=np.float64).reshape(len(coll.qids), len(names))
     return np.nan_to_num(out, nan=0.0)
 

@@ -110,3 +110,22 @@ def test_malformed_measures_are_input_errors_not_crashes(spec):
     res = rpp("eval", "-m", spec, DEMO / "qrels", DEMO / "runs/bm25")
     assert res.code == 2
     assert res.err.count("\n") == 1 and res.err.startswith("rpp: ")
+
+
+def test_measures_print_in_the_order_named():
+    res = rpp("eval", "-m", "map", "-m", "rpp", "-m", "P.1", DEMO / "qrels", *RUNS[:2])
+    names = list(dict.fromkeys(line.split("\t")[0].strip() for line in res.out.splitlines()))
+    assert names == ["map", "rpp", "rpp_win", "P_1"]
+
+
+def test_docnos_that_are_not_utf8_reach_pytrec_eval_safely(tmp_path):
+    """pytrec_eval crashes on invalid UTF-8; such names are passed hex-encoded (byte order
+    kept, so trec_eval's tie-breaking by docno is the same)."""
+    (tmp_path / "qrels").write_bytes(b"q1 0 d\xff1 1\nq1 0 d2 0\nq1 0 abc 1\n")
+    (tmp_path / "A").write_bytes(b"q1 Q0 d\xff1 1 2.0 A\nq1 Q0 d2 2 1.0 A\n")
+    (tmp_path / "B").write_bytes(b"q1 Q0 d2 1 2.0 B\nq1 Q0 abc 2 2.0 B\n")
+    res = rpp("eval", "-m", "map", tmp_path / "qrels", tmp_path / "A", tmp_path / "B")
+    assert res.code == 0
+    got = parse_lines(res.out)
+    assert got[("map", "all", "A")] == 0.5  # d\\xff1 first: AP = (1/1) / 2
+    assert got[("map", "all", "B")] == 0.25  # tie: d2 before abc (docno descending)
