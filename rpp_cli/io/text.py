@@ -45,6 +45,7 @@ def read_bytes(path: str) -> bytes:
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
 class Strings:
@@ -69,19 +70,22 @@ class Strings:
         """The strings ``data[starts[i]:starts[i] + lens[i]]`` of a uint8 buffer."""
         n = len(lens)
         n_words = int((lens.max() + 7) // 8) if n else 0
-        out = np.zeros((n, 8 * n_words), dtype=np.uint8)
-        if n == 0:
-            return cls(out.view("<u8"), lens.astype(np.int64))
-        contiguous = bool((starts[1:] == starts[:-1] + lens[:-1]).all())
-        if contiguous and (lens == lens[0]).all():  # fixed-length docnos: a plain reshape
-            width = int(lens[0])
+        if n and (lens == lens[0]).all() and (starts[1:] == starts[:-1] + lens[0]).all():
+            out = np.zeros((n, 8 * n_words), dtype=np.uint8)  # fixed-length, back to back:
+            width = int(lens[0])  # a plain reshape
             out[:, :width] = data[starts[0]:starts[0] + n * width].reshape(n, width)
-        else:  # scatter every byte to (row, column)
-            row = np.repeat(np.arange(n), lens)
-            col = np.arange(len(row)) - np.repeat(np.cumsum(lens) - lens, lens)
-            src = starts[0] + np.arange(len(row)) if contiguous else np.repeat(starts, lens) + col
-            out[row, col] = data[src]
-        return cls(out.view("<u8"), lens.astype(np.int64))
+            return cls(out.view("<u8"), lens.astype(np.int64))
+        padded = np.zeros(((len(data) + 23) // 8) * 8, dtype=np.uint8)
+        padded[:len(data)] = data
+        view = padded.view("<u8")
+        words = np.empty((n, n_words), dtype=np.uint64)
+        for w in range(n_words):  # 8 bytes at a time from any offset: two aligned loads
+            pos = np.minimum(starts + 8 * w, len(data))
+            shift = ((pos & 7) * 8).astype(np.uint64)
+            lo, hi = view[pos >> 3], view[(pos >> 3) + 1]
+            word = np.where(shift == 0, lo, (lo >> shift) | (hi << (np.uint64(64) - shift)))
+            words[:, w] = word & _MASKS[np.clip(lens - 8 * w, 0, 8)]
+        return cls(words, lens.astype(np.int64))
 
     @classmethod
     def from_texts(cls, texts: list[str]) -> "Strings":
