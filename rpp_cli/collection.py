@@ -25,6 +25,13 @@ _UNRET = np.int64(1 << 40)
 _SEG = np.int64(1 << 41)
 
 
+def _query_major(qidx: np.ndarray, hashes: np.ndarray, n_queries: int) -> np.ndarray:
+    """Keys ordered by query first (the query index in the high bits, the hash below): rows
+    that come query by query then probe the sorted item table with good locality."""
+    bits = np.uint64(max(1, int(n_queries).bit_length()))
+    return (qidx.astype(np.uint64) << (np.uint64(64) - bits)) | (hashes >> bits)
+
+
 def _mix(qidx: np.ndarray, hashes: np.ndarray) -> np.ndarray:
     """One 64-bit key per (query index, docno hash); equal pairs give equal keys."""
     with np.errstate(over="ignore"):
@@ -221,9 +228,12 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
         item_grade += [judged.get(d, 0.0) for d in docs]
     item_query_a = np.array(item_query, dtype=np.int64)
     items = Strings.from_texts(item_docno)
-    item_keys = _mix(item_query_a, items.hashes())
+    item_keys = _query_major(item_query_a, items.hashes(), len(qids))
+    item_order = np.argsort(item_keys, kind="stable")
+    if (item_keys[item_order][1:] == item_keys[item_order][:-1]).any():
+        raise InputError("two relevant docnos of one query share a hash; please report this")
     tables = _JoinTables({q: i for i, q in enumerate(qids)}, set(qrels.judgments), item_keys,
-                         np.argsort(item_keys, kind="stable"), items, dedup, qrels.path)
+                         item_order, items, dedup, qrels.path)
     loaded = map_runs(_load_run, len(run_paths), 1 if "-" in run_paths else jobs,
                       (run_paths, tables), label="reading runs")
     run_names, name_notes = name_runs(loaded)
@@ -270,7 +280,8 @@ def _load_run(r: int, paths: list[str], tables: _JoinTables) -> LoadedRun:
     order, rank = _rank(run, rows, qidx[rows])
     rows = rows[order]
     hashes = run.docno.hashes()[rows]
-    item = _match(_mix(qidx[rows], hashes), run.docno, rows, tables.item_keys,
+    item = _match(_query_major(qidx[rows], hashes, len(tables.qpos)), run.docno, rows,
+                  tables.item_keys,
                   tables.item_order, tables.items)
     hit = item >= 0
     present = np.zeros(len(tables.qpos), dtype=bool)
