@@ -190,6 +190,16 @@ def _number_list(kind: type) -> Callable:
     return parse
 
 
+def permutation_options(what: str) -> Callable:
+    """``--permutations`` (default 10000) and ``--seed`` of a randomized test."""
+    def add(fn):
+        fn = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+                          help="Seed of the random draws (results are deterministic).")(fn)
+        return click.option("--permutations", type=click.IntRange(min=1), default=10000,
+                            show_default=True, help=what)(fn)
+    return add
+
+
 def view_option(fn):
     """``--view``: SPEC §7 lines (default) or aligned tables for people."""
     return click.option("--view", type=click.Choice(["trec", "human"]), default="trec",
@@ -210,10 +220,7 @@ def view_option(fn):
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="none",
               show_default=True,
               help="Adjust p-values over the run pairs of each measure.")
-@click.option("--permutations", type=click.IntRange(min=1), default=10000, show_default=True,
-              help="Random sign flips / label permutations.")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
-              help="Seed of the random permutations.")
+@permutation_options("Random sign flips / label permutations.")
 @output_options
 @view_option
 @input_options
@@ -259,10 +266,7 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
 @click.option("--max-drop", "max_drops", multiple=True, metavar="MEASURE=DELTA",
               help="Also fail when the metric's mean drops by more than DELTA "
                    "(e.g. map=0.01); repeatable. Default: none.")
-@click.option("--permutations", type=click.IntRange(min=1), default=10000, show_default=True,
-              help="Random sign flips of the randomization test.")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
-              help="Seed of the random sign flips.")
+@permutation_options("Random sign flips of the randomization test.")
 @output_options
 @input_options
 def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
