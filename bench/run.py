@@ -94,6 +94,8 @@ def main() -> None:
     parser.add_argument("--pref-eval", default=os.environ.get("PREF_EVAL"),
                         help="path to diazf/pref_eval's pref_eval.py (optional)")
     parser.add_argument("--rpp", default=str(Path(sys.executable).parent / "rpp"))
+    parser.add_argument("--no-profile", action="store_true",
+                        help="do not profile the scenarios that miss their target")
     args = parser.parse_args()
     wanted = args.scenarios.split(",")
     report = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
@@ -126,8 +128,20 @@ def main() -> None:
         row["met"] = bool(ok)
         report["scenarios"][sc.name] = row
         print(format_row(sc.name, row), flush=True)
+        if not ok and not args.no_profile:
+            row["profile"] = profile([*sc.args, "-j", "1", str(qrels), *map(str, runs)])
+            print(row["profile"], flush=True)
     (HERE / "results.json").write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {HERE / 'results.json'}")
+
+
+def profile(args: list[str], top: int = 15) -> str:
+    """Where the time goes: cProfile of one single-process run, the costliest functions."""
+    out = subprocess.run([sys.executable, "-m", "cProfile", "-s", "tottime", "-m", "rpp_cli",
+                          *args], capture_output=True, text=True).stdout
+    start = out.find("   Ordered by")
+    lines = [line for line in out[start:].splitlines() if line.strip()][:top + 2]
+    return "\n".join("    " + line[:110] for line in lines)
 
 
 def format_row(name: str, row: dict) -> str:
