@@ -205,13 +205,7 @@ class Table:
 
     def numbers(self, k: int, what: str) -> np.ndarray:
         """Column ``k`` as finite float64; the first bad value is an :class:`InputError`."""
-        tok = self._first + k
-        lens = self._ends[tok] - self._starts[tok]
-        width = max(int(lens.max()), 1)
-        cols = np.arange(width)
-        idx = np.minimum(self._starts[tok][:, None] + cols, len(self._data) - 1)
-        buf = np.where(cols < lens[:, None], self._data[idx], 0).astype(np.uint8)
-        strings = buf.view(f"S{width}").ravel()
+        strings = self.strings(k).bytes()
         try:
             values = strings.astype(np.float64)
         except ValueError:
