@@ -167,17 +167,13 @@ def graded_populations(coll: Collection) -> Populations:
     seg_query = pairs[0].astype(np.int64)
     seg_lambda = pairs[1]
     bounds = coll.item_bounds
-    counts = np.array([np.count_nonzero(g[bounds[sq]:bounds[sq + 1]] >= lam)
-                       for sq, lam in zip(seg_query.tolist(), seg_lambda.tolist())],
-                      dtype=np.int64) if len(seg_query) else np.zeros(0, np.int64)
-    member_seg = np.repeat(np.arange(len(seg_query)), counts)
-    candidate = np.concatenate([np.arange(bounds[sq], bounds[sq + 1])
-                                for sq in seg_query.tolist()]) if len(seg_query) else \
-        np.zeros(0, np.int64)
-    cand_seg = np.repeat(np.arange(len(seg_query)), bounds[seg_query + 1] - bounds[seg_query])
+    # every item of a segment's query is a candidate; the ones with grade >= λ are members
+    width = bounds[seg_query + 1] - bounds[seg_query]
+    cand_seg = np.repeat(np.arange(len(seg_query)), width)
+    offset = np.arange(len(cand_seg)) - np.repeat(np.cumsum(width) - width, width)
+    candidate = bounds[seg_query][cand_seg] + offset
     keep = g[candidate] >= seg_lambda[cand_seg]
-    member_item = candidate[keep]
-    assert np.array_equal(cand_seg[keep], member_seg)
+    member_item, member_seg = candidate[keep], cand_seg[keep]
     return Populations(member_item, member_seg, seg_query)
 
 
