@@ -11,11 +11,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml Makefile | $(BIN)/python
+$(STAMP): pyproject.toml setup.py rpp_cli/core/_kernel.c Makefile | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[plot]'
 	touch $@
 
-$(TSTAMP): pyproject.toml Makefile | $(BIN)/python
+$(TSTAMP): pyproject.toml setup.py rpp_cli/core/_kernel.c Makefile | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@ $(STAMP)
 

@@ -8,7 +8,7 @@ import numpy as np
 from .collection import Collection, encode
 from .errors import InputError
 from .io.qrels import read_qrels, read_subtopic_qrels
-from .io.text import read_table
+from .core import split
 from .measures import DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, resolve
 from .results import Results
 
@@ -46,7 +46,7 @@ def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, li
     if subtopics is not None:
         if first == "-":
             first = None
-        elif read_table(first, (4, 5, 6), "qrels or run").nfields[0] != 4:
+        elif split(first, (), (4, 5, 6), "qrels or run").nfields[0] != 4:
             first, rest = None, paths
     if not rest:
         raise InputError("missing RUN... arguments")

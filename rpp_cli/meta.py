@@ -27,7 +27,6 @@ from .aggregate import query_table, rank_positions, subset_scores
 from .collection import Collection
 from .errors import InputError
 from .evaluate import Context, Options, load, measure
-from .io.qrels import Qrels
 from .measures import Measure, resolve
 from .results import Results
 from .stats import DEFAULT_SEED, adjust, hsd, kendall_tau_b, pair_values, testable, ttest
@@ -105,14 +104,12 @@ def subsample_judgments(coll: Collection, fraction: float,
     slot = np.arange(n_items) - bounds[coll.item_query[order]]
     keep = np.zeros(n_items, dtype=bool)
     keep[order] = slot < keep_n[coll.item_query[order]]
-    main = coll.qrels[0]
-    judgments = {q: dict(docs) for q, docs in main.judgments.items()}
-    for i in np.flatnonzero(~keep).tolist():
-        del judgments[coll.qids[coll.item_query[i]]][coll.item_docno[i]]
+    judged_grade = coll.judged_grade.copy()
+    judged_grade[coll.item_doc[~keep]] = np.nan  # no longer judged
     return replace(coll, item_query=coll.item_query[keep], item_grade=coll.item_grade[keep],
                    item_docno=[d for d, k in zip(coll.item_docno, keep.tolist()) if k],
-                   ranks=coll.ranks[:, keep], qrels=[Qrels(main.path, judgments)] + coll.qrels[1:],
-                   _corpus_size=coll.corpus_size)
+                   item_doc=coll.item_doc[keep], ranks=coll.ranks[:, keep],
+                   judged_grade=judged_grade)
 
 
 def _mean_tau(taus: np.ndarray) -> float:

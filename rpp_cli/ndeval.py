@@ -16,6 +16,7 @@ import numpy as np
 from .aggregate import add_metric
 from .errors import InputError
 from .io.qrels import SubtopicQrels, read_subtopic_qrels
+from .core import Column, Dictionary, column_of, first_seen, rank_rows
 from .io.runs import Run, name_runs, read_run
 from .measures.diversity import DEPTH, NAMES, Judgments, Scorer, undefined_note
 from .results import Results
@@ -61,7 +62,7 @@ def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[
     if not found.any():
         raise InputError(f"shares no topic with the qrels ({qrels_path})", path=run_path)
     row_q = qidx[np.searchsorted(run_topics, topic[rows])]
-    item = _match_items(row_q, run.docno.bytes()[rows], item_query_a, item_docno)
+    item = _match_items(row_q, run.docno.take(rows), item_query_a, item_docno)
     hit = item >= 0
     lists = np.full((len(qids), max(DEPTH, int(pos[hit].max(initial=-1)) + 1)), -1,
                     dtype=np.int64)
@@ -120,79 +121,89 @@ def _topic_number(token: str) -> int | None:
 
 def _run_topics(run: Run) -> np.ndarray:
     """(rows,) topic number of each run row; a topic that is not one is an InputError."""
-    strings, first, inverse = np.unique(run.qid_bytes, return_index=True, return_inverse=True)
     numbers = []
-    for token, row in zip(strings.tolist(), first.tolist()):
+    for code, token in enumerate(run.qid_values):
         text = token.decode("utf-8", "replace")
         number = _topic_number(text)
         if number is None:
+            row = int(np.argmax(run.qid_codes == code))
             raise InputError(f"topic '{text}' is not a number or prefix-number such as "
-                             "wt12-151 (ndeval's topics)", run.path, int(run.line[row]))
+                             "wt12-151 (ndeval's topics)", run.path, run.line(row))
         numbers.append(number)
-    return np.array(numbers, dtype=np.int64)[inverse.ravel()]
+    return np.array(numbers, dtype=np.int64)[run.qid_codes]
 
 
 def _ranking(run: Run, topic: np.ndarray, opts: NdevalOptions) -> tuple[np.ndarray, np.ndarray]:
     """Rows of each topic's ranking (topics ascending) and their 0-based positions, after
     -M; ties of rank and repeated docnos among the kept rows are InputErrors."""
+    topics, dense = np.unique(topic, return_inverse=True)
+    dense = dense.ravel()
     if opts.traditional:
-        code = np.unique(run.docno.bytes(), return_inverse=True)[1].ravel()
-        order = np.lexsort((-code, -run.score, topic))
+        order = rank_rows(run.docno, dense, run.score, len(topics))
     else:
         rank = _rank_numbers(run)
         order = np.lexsort((rank, topic))
-        _no_repeats(run, order, topic, rank, "rank")
+        _repeated_rank(run, order, topic, rank)
     t = topic[order]
     starts = np.flatnonzero(np.concatenate(([True], t[1:] != t[:-1])))
     pos = np.arange(len(t)) - np.repeat(starts, np.diff(np.append(starts, len(t))))
     keep = pos < opts.max_docs if opts.max_docs else np.ones(len(t), dtype=bool)
     rows = order[keep]
-    code = np.unique(run.docno.bytes()[rows], return_inverse=True)[1].ravel()
-    _no_repeats(run, rows[np.lexsort((code, topic[rows]))], topic, None, "docno")
+    _repeated_docno(run, np.sort(rows), topic, dense)
     return rows, pos[keep]
+
+
+MAX_RANK_DIGITS = 15  # ranks below 10^15 are exact in a double
 
 
 def _rank_numbers(run: Run) -> np.ndarray:
     """The rank column as integers >= 0 (ndeval's ranks are natural numbers)."""
-    strings = run.rank.bytes()
-    ok = np.char.isdigit(strings) & (run.rank.lens <= 18)
+    ok = run.rank.digits_only() & (run.rank.lens <= MAX_RANK_DIGITS)
     if not ok.all():
         row = int(np.argmin(ok))
-        raise InputError(f"rank '{strings[row].decode('utf-8', 'replace')}' is not a natural "
-                         "number (ndeval orders by it; -traditional orders by score)",
-                         run.path, int(run.line[row]))
-    return strings.astype(np.int64)
+        raise InputError(f"rank '{run.rank.text(row)}' is not a natural number below "
+                         f"10^{MAX_RANK_DIGITS} (ndeval orders by it; -traditional orders by "
+                         "score)", run.path, run.line(row))
+    return run.table.floats(3, "rank").astype(np.int64)
 
 
-def _no_repeats(run: Run, order: np.ndarray, topic: np.ndarray, rank: np.ndarray | None,
-                what: str) -> None:
-    """InputError at the later line of the first rank (or docno) repeated in a topic;
-    ``order`` sorts rows so that repeats are adjacent."""
-    value = run.docno.bytes()[order] if rank is None else rank[order]
-    t = topic[order]
+def _repeated_rank(run: Run, order: np.ndarray, topic: np.ndarray, rank: np.ndarray) -> None:
+    """InputError at the later line of the first rank repeated in a topic; ``order`` sorts
+    rows so that repeats are adjacent (in file order among equals)."""
+    t, value = topic[order], rank[order]
     same = np.flatnonzero((t[1:] == t[:-1]) & (value[1:] == value[:-1]))
     if len(same) == 0:
         return
-    a, b = order[same], order[same + 1]
-    i = int(np.argmin(np.maximum(run.line[a], run.line[b])))
-    early, late = sorted((int(run.line[a[i]]), int(run.line[b[i]])))
-    shown = value[same[i]]
-    shown = shown.decode("utf-8", "replace") if isinstance(shown, bytes) else int(shown)
-    raise InputError(f"{what} {shown} repeated in topic {int(t[same[i]])} (first at line "
-                     f"{early})", run.path, late)
+    late = order[same + 1]
+    i = int(np.argmin(late))  # the repeat that completes first in the file
+    _repeat_error(run, "rank", int(value[same[i]]), int(t[same[i]]), int(order[same[i]]),
+                  int(late[i]))
 
 
-def _match_items(row_query: np.ndarray, docnos: np.ndarray, item_query: np.ndarray,
+def _repeated_docno(run: Run, rows: np.ndarray, topic: np.ndarray, dense: np.ndarray) -> None:
+    """InputError at the first line (of ``rows``, in file order) repeating a docno of its
+    topic."""
+    codes = Dictionary().add(run.docno.take(rows), dense[rows])
+    first = first_seen(codes)
+    if first.all():
+        return
+    late = int(np.argmin(first))
+    early = int(np.argmax(codes == codes[late]))
+    _repeat_error(run, "docno", run.docno.text(int(rows[late])), int(topic[rows[late]]),
+                  int(rows[early]), int(rows[late]))
+
+
+def _repeat_error(run: Run, what: str, shown, topic: int, early: int, late: int) -> None:
+    raise InputError(f"{what} {shown} repeated in topic {topic} (first at line "
+                     f"{run.line(early)})", run.path, run.line(late))
+
+
+def _match_items(row_query: np.ndarray, docnos: Column, item_query: np.ndarray,
                  item_docno: list[str]) -> np.ndarray:
     """Item index of each (query index, docno) row, -1 when it is no relevant item."""
-    out = np.full(len(docnos), -1, dtype=np.int64)
-    if not item_docno:
-        return out
-    keys = np.char.add(np.char.add(item_query.astype("S"), b"\t"),
-                       np.array([d.encode("utf-8", "surrogateescape") for d in item_docno]))
-    order = np.argsort(keys)
-    wanted = np.char.add(np.char.add(row_query.astype("S"), b"\t"), docnos)
-    at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
-    hit = (keys[order][at] == wanted) & (row_query >= 0)
-    out[hit] = order[at[hit]]
+    items = Dictionary()
+    items.add(column_of([d.encode("utf-8", "surrogateescape") for d in item_docno]), item_query)
+    items.freeze()
+    out = items.find(docnos, np.maximum(row_query, 0))
+    out[row_query < 0] = -1
     return out

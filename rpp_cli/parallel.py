@@ -1,48 +1,69 @@
-"""Per-run work in parallel processes (``--jobs``): forked workers share the parent's memory."""
+"""Per-run work on a pool of threads (``--jobs``).
+
+The data core's kernel releases the GIL, so threads use every core without the costs and
+failure modes of processes: nothing is pickled, and no worker can die and leave the parent
+waiting. Workers are daemon threads, so Ctrl-C or an error ends the process at once.
+"""
 from __future__ import annotations
 
-import multiprocessing
 import os
-from typing import Callable
+import queue
+import threading
+from typing import Callable, TypeVar
 
 from .progress import progress
 
-_SHARED: tuple = ()
+T = TypeVar("T")
 
 
 def default_jobs() -> int:
-    """Worker processes when the user does not say: one per core, at most 4."""
+    """Threads when the user does not say: one per core, at most 4."""
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def map_runs(fn: Callable, n_runs: int, jobs: int, shared: tuple,
-             label: str | None = None) -> list:
-    """``[fn(r, *shared) for r in range(n_runs)]``, in ``jobs`` forked processes when > 1
-    (progress on a terminal under ``label``).
+def map_runs(fn: Callable[[int], T], n_runs: int, jobs: int, label: str | None = None) -> list[T]:
+    """``[fn(r) for r in range(n_runs)]`` on ``jobs`` threads (progress on a terminal under
+    ``label``). If calls fail, the exception of the lowest ``r`` is raised, whatever the
+    timing: runs are started in order, and none is started after a failure."""
+    jobs = max(1, min(jobs, n_runs))
+    if jobs == 1:
+        show = progress(range(n_runs), label) if label else range(n_runs)
+        return [fn(r) for r in show]
+    results: list = [None] * n_runs
+    failed: dict[int, BaseException] = {}
+    done: queue.Queue[int] = queue.Queue()
+    order = iter(range(n_runs))
+    lock = threading.Lock()
+    stop = threading.Event()
 
-    ``shared`` reaches the workers through fork, never pickled; only results travel back.
-    An exception in a worker (e.g. InputError) is raised here.
-    """
-    global _SHARED
-    jobs = min(jobs, n_runs)
-    show = (lambda items: progress(items, label, length=n_runs)) if label else iter
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [fn(r, *shared) for r in show(range(n_runs))]
-    _SHARED = (fn, shared)
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs, _single_threaded) as pool:
-            return list(show(pool.imap(_call, range(n_runs), chunksize=1)))
-    finally:
-        _SHARED = ()
+    def work() -> None:
+        while not stop.is_set():
+            with lock:
+                r = next(order, None)
+            if r is None:
+                return
+            try:
+                results[r] = fn(r)
+            except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+                failed[r] = err
+                stop.set()
+            finally:
+                done.put(r)
 
+    threads = [threading.Thread(target=work, daemon=True, name=f"rpp-run-{k}")
+               for k in range(jobs)]
+    for thread in threads:
+        thread.start()
 
-def _single_threaded() -> None:
-    """Workers share the cores already: one thread each for pyarrow's parsers."""
-    import pyarrow
+    def finished():
+        while any(t.is_alive() for t in threads) or not done.empty():
+            try:
+                yield done.get(timeout=0.1)
+            except queue.Empty:
+                continue
 
-    pyarrow.set_cpu_count(1)
-
-
-def _call(r: int):
-    fn, shared = _SHARED
-    return fn(r, *shared)
+    for _ in progress(finished(), label, length=n_runs) if label else finished():
+        pass
+    if failed:
+        raise failed[min(failed)]
+    return results

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
-from .io.text import decode
+from .core import Dictionary, rank_rows
+from .io.qrels import sort_qids, to_text
 from .io.trec_eval import Judgments, Retrieved, read_judgments, read_retrieved
 from .measures import trec
 from .results import ALL, Results
@@ -54,18 +55,17 @@ class TrecEvalOutput:
 
 @dataclass(frozen=True)
 class Ranked:
-    """The evaluated queries' rankings as trec_eval builds them, and their judgments; docnos
-    as integer codes in strcmp order (``docs[code]`` is the docno)."""
+    """The evaluated queries' rankings as trec_eval builds them, and their judgments; every
+    (query, docno) as an exact integer code."""
 
     qids: list[str]  # queries with results and judgments, strcmp order
-    docs: np.ndarray  # S, the distinct docnos, in strcmp order
     bounds: np.ndarray  # (Q + 1,) the rows of query q are bounds[q]:bounds[q + 1]
-    doc: np.ndarray  # docno code of each ranked row (score desc, docno desc, top -M)
-    score: np.ndarray  # float32
+    doc: np.ndarray  # code of each ranked row (C-float score desc, docno desc, top -M)
     rel: np.ndarray  # int64 grade of each ranked row, or NONPOOL / UNJUDGED
     judged_bounds: np.ndarray  # (Q + 1,) the judgments of query q, as bounds above
-    judged_doc: np.ndarray  # docno code of each judgment
+    judged_doc: np.ndarray  # code of each judgment
     judged_grade: np.ndarray  # its grade
+    docs: Dictionary  # the codes' (query, docno)
 
 
 def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions) -> TrecEvalOutput:
@@ -82,7 +82,7 @@ def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions) -> Trec
     qrels, run = pytrec_eval_input(ranked)
     per_query = trec.evaluate(qrels, run, requests, opts.level, opts.judged_only,
                               opts.num_docs_in_coll)
-    n_complete = len(np.unique(judgments.qid)) if opts.complete else None
+    n_complete = len(judgments.qids) if opts.complete else None
     num_rel_all = int(np.count_nonzero(judgments.grade > 0))  # -c's num_rel: every qrels line
     return tabulate(requests, ranked, per_query, opts, retrieved.runid, n_complete, num_rel_all)
 
@@ -107,76 +107,60 @@ def rank(judgments: Judgments, retrieved: Retrieved, max_retrieved: int | None,
          qrels_path: str, run_path: str) -> Ranked:
     """The rankings of the queries with both results and judgments, as trec_eval's
     form_res_rels builds them; duplicate docnos there are errors (exit 4)."""
-    evaluated = np.intersect1d(judgments.qid, retrieved.qid)  # bytewise = strcmp order
-    if len(evaluated) == 0:
+    evaluated = sort_qids(set(judgments.qids) & set(retrieved.qids))
+    if not evaluated:
         raise InputError("no query has both results and judgments", run_path,
                          exit_code=EXIT_NO_QUERIES)
-    r_rows = np.flatnonzero(np.isin(retrieved.qid, evaluated))
-    j_rows = np.flatnonzero(np.isin(judgments.qid, evaluated))
-    r_query = np.searchsorted(evaluated, retrieved.qid[r_rows])
-    j_query = np.searchsorted(evaluated, judgments.qid[j_rows])
-    _check_grades(evaluated, j_query, judgments.grade[j_rows], qrels_path)
-    docnos = np.concatenate((retrieved.docno[r_rows], judgments.docno[j_rows]))
-    codes, distinct = byte_codes(docnos)
-    docs = docnos[distinct]
-    r_doc, j_doc = codes[:len(r_rows)], codes[len(r_rows):]
-    score = retrieved.score[r_rows]
-    order = np.lexsort((-r_doc, -score, r_query))  # score desc, ties: docno desc
+    qpos = {q: i for i, q in enumerate(evaluated)}
+    r_all = np.array([qpos.get(q, -1) for q in retrieved.qids], dtype=np.int64)[retrieved.qid]
+    j_all = np.array([qpos.get(q, -1) for q in judgments.qids], dtype=np.int64)[judgments.qid]
+    r_rows, j_rows = np.flatnonzero(r_all >= 0), np.flatnonzero(j_all >= 0)
+    r_query, j_query = r_all[r_rows], j_all[j_rows]
+    j_grade = judgments.grade[j_rows]
+    _check_grades(evaluated, j_query, j_grade, qrels_path)
+    r_docno = retrieved.docno.take(r_rows)
+    order = rank_rows(r_docno, r_query, retrieved.score[r_rows].astype(np.float64), len(qpos))
     bounds = np.searchsorted(r_query[order], np.arange(len(evaluated) + 1))
     if max_retrieved is not None:
         position = np.arange(len(order)) - bounds[r_query[order]]
         order = order[position < max_retrieved]
         bounds = np.searchsorted(r_query[order], np.arange(len(evaluated) + 1))
-    n_docs = len(docs)
-    r_key = r_query[order] * n_docs + r_doc[order]
-    j_key = j_query * n_docs + j_doc
-    _check_duplicates(r_key, retrieved.line[r_rows[order]], j_key, judgments.line[j_rows],
-                      n_docs, evaluated, docs, run_path, qrels_path)
-    j_sorted = np.argsort(j_key)  # by query, then docno
-    j_key, j_grade = j_key[j_sorted], judgments.grade[j_rows][j_sorted]
-    at = np.minimum(np.searchsorted(j_key, r_key), len(j_key) - 1)
-    found = j_key[at] == r_key
-    rel = np.where(found, np.where(j_grade[at] >= 0, j_grade[at], UNJUDGED), NONPOOL)
+    docs = Dictionary()  # (query, docno) -> code
+    r_doc = docs.add(r_docno.take(order), r_query[order])
+    j_doc = docs.add(judgments.docno.take(j_rows), j_query)
+    _check_duplicates(docs, (r_doc, r_query[order], r_rows[order], retrieved, run_path),
+                      (j_doc, j_query, j_rows, judgments, qrels_path), evaluated=evaluated)
+    grade_of = np.full(len(docs), NONPOOL, dtype=np.int64)
+    grade_of[j_doc] = np.where(j_grade >= 0, j_grade, UNJUDGED)
+    j_sorted = np.argsort(j_query, kind="stable")
     j_bounds = np.searchsorted(j_query[j_sorted], np.arange(len(evaluated) + 1))
-    return Ranked(decode(evaluated), docs, bounds, r_doc[order], score[order], rel,
-                  j_bounds, j_doc[j_sorted], j_grade)
+    return Ranked(evaluated, bounds, r_doc, grade_of[r_doc], j_bounds, j_doc[j_sorted],
+                  j_grade[j_sorted], docs)
 
 
-def byte_codes(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Dense codes of an ``S`` array in strcmp order, and one row of each code: sorting the
-    bytes as big-endian words is twice as fast as sorting the strings."""
-    width = strings.dtype.itemsize
-    raw = np.zeros((len(strings), width + -width % 8), dtype=np.uint8)
-    raw[:, :width] = strings.view(np.uint8).reshape(len(strings), width)
-    keys = raw.view(">u8")  # as integers, in byte order; zero padding sorts first, as strcmp
-    order = np.lexsort(keys.T[::-1])
-    ranked = keys[order]
-    new = np.concatenate(([True], (ranked[1:] != ranked[:-1]).any(axis=1)))
-    codes = np.empty(len(strings), dtype=np.int64)
-    codes[order] = np.cumsum(new) - 1
-    return codes, order[new]
-
-
-def _check_duplicates(r_key: np.ndarray, r_line: np.ndarray, j_key: np.ndarray,
-                      j_line: np.ndarray, n_docs: int, evaluated: np.ndarray,
-                      docs: np.ndarray, run_path: str, qrels_path: str) -> None:
+def _check_duplicates(docs: Dictionary, *sides: tuple, evaluated: list[str]) -> None:
     """trec_eval's order: the first query (strcmp) with a repeated docno, the run before the
-    qrels within a query; the line named is the repeat's later one."""
+    qrels within a query, the smallest such docno (strcmp); the line named is the later line
+    of its first repeat. ``sides``: (codes, queries, file rows, lines, path) of run, qrels."""
     repeats = []
-    for which, (keys, lines, path) in enumerate(((r_key, r_line, run_path),
-                                                 (j_key, j_line, qrels_path))):
-        hit = _first_repeat(keys, lines)
-        if hit is not None:
-            repeats.append((hit[0] // n_docs, which, hit, path))
+    for which, (codes, query, rows, lines, path) in enumerate(sides):
+        _, inverse, counts = np.unique(codes, return_inverse=True, return_counts=True)
+        dup = np.flatnonzero(counts[inverse] > 1)
+        if len(dup) == 0:
+            continue
+        q = int(query[dup].min())
+        dup = dup[query[dup] == q]
+        candidates = np.unique(codes[dup])
+        doc, code = min(zip(docs.strings(candidates), candidates.tolist()))
+        line = sorted(lines.line(int(r)) for r in rows[codes == code])[1]
+        repeats.append((q, which, doc, line, path))
     if repeats:
-        query, _, (key, line), path = min(repeats)
-        doc = decode(docs[[key % n_docs]])[0]
-        qid = decode(evaluated[[query]])[0]
-        raise InputError(f"docno '{doc}' appears twice for query '{qid}'", path, line,
-                         exit_code=EXIT_CANNOT_CALCULATE)
+        query, _, doc, line, path = min(repeats)
+        raise InputError(f"docno '{to_text(doc)}' appears twice for query '{evaluated[query]}'",
+                         path, line, exit_code=EXIT_CANNOT_CALCULATE)
 
 
-def _check_grades(evaluated: np.ndarray, query: np.ndarray, grade: np.ndarray,
+def _check_grades(evaluated: list[str], query: np.ndarray, grade: np.ndarray,
                   qrels_path: str) -> None:
     """trec_eval sizes a buffer by a query's top grade + 1: with only negative grades it fails
     on the first query (exit 4) and crashes on later ones below -1. Refuse both (exit 4)."""
@@ -186,41 +170,30 @@ def _check_grades(evaluated: np.ndarray, query: np.ndarray, grade: np.ndarray,
     if top[0] < 0:
         bad = np.concatenate(([0], bad))
     if len(bad):
-        qid = decode(evaluated[bad[:1]])[0]
-        raise InputError(f"query '{qid}' has only negative grades: trec_eval cannot evaluate it",
-                         qrels_path, exit_code=EXIT_CANNOT_CALCULATE)
-
-
-def _first_repeat(keys: np.ndarray, lines: np.ndarray) -> tuple[int, int] | None:
-    """The smallest key that occurs twice, and the later line of its repeat."""
-    order = np.lexsort((lines, keys))
-    same = np.flatnonzero(keys[order][1:] == keys[order][:-1])
-    if len(same) == 0:
-        return None
-    k = order[same[0] + 1]
-    return int(keys[k]), int(lines[k])
+        raise InputError(f"query '{evaluated[int(bad[0])]}' has only negative grades: trec_eval "
+                         "cannot evaluate it", qrels_path, exit_code=EXIT_CANNOT_CALCULATE)
 
 
 def pytrec_eval_input(ranked: Ranked) -> tuple[dict[str, dict[str, int]],
                                                 dict[str, dict[str, float]]]:
-    """Judgments and kept rankings as pytrec_eval wants them, keyed by query index and by
-    docno code as fixed-width digits: the same equalities and strcmp order as the docnos,
-    and always valid UTF-8 (pytrec_eval crashes on other bytes)."""
-    width = len(str(max(len(ranked.docs) - 1, 0)))
-    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
+    """Judgments and kept rankings as pytrec_eval wants them: queries named by index, docnos
+    by their exact code, and each ranking given in trec_eval's order as scores -1, -2, ...
+    (the same rankings and equalities whatever bytes the ids hold)."""
+    names = [str(c) for c in range(int(max(ranked.doc.max(initial=-1),
+                                           ranked.judged_doc.max(initial=-1))) + 1)]
+    depth = int(np.diff(ranked.bounds).max(initial=0))
+    if depth > trec.MAX_DEPTH:
+        raise InputError(f"a query has {depth:,} ranked documents; trec_eval measures are "
+                         f"limited to {trec.MAX_DEPTH:,}")
+    scores = [-(k + 1.0) for k in range(depth)]
 
-    def keys(codes: np.ndarray) -> list[str]:
-        digits = (codes[:, None] // powers % 10 + ord("0")).astype(np.uint8)
-        return decode(np.ascontiguousarray(digits).view(f"S{width}").ravel())
+    def by_query(bounds: np.ndarray, codes: np.ndarray, values: list) -> dict[str, dict]:
+        b, docs = bounds.tolist(), [names[c] for c in codes.tolist()]
+        return {str(q): dict(zip(docs[b[q]:b[q + 1]], values[b[q]:b[q + 1]] if values else
+                                 scores)) for q in range(len(ranked.qids))}
 
-    def by_query(bounds: np.ndarray, docs: list[str], values: list) -> dict[str, dict]:
-        b = bounds.tolist()
-        return {str(q): dict(zip(docs[b[q]:b[q + 1]], values[b[q]:b[q + 1]]))
-                for q in range(len(ranked.qids))}
-
-    return (by_query(ranked.judged_bounds, keys(ranked.judged_doc),
-                     ranked.judged_grade.tolist()),
-            by_query(ranked.bounds, keys(ranked.doc), ranked.score.astype(np.float64).tolist()))
+    return (by_query(ranked.judged_bounds, ranked.judged_doc, ranked.judged_grade.tolist()),
+            by_query(ranked.bounds, ranked.doc, []))
 
 
 def relstrings(ranked: Ranked, length: int | float, judged_only: bool) -> list[str]:

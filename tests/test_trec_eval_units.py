@@ -10,16 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rpp_cli.errors import InputError
-from rpp_cli.io.trec_eval import Judgments, Retrieved
+from rpp_cli.io.trec_eval import read_judgments, read_retrieved
 from rpp_cli.measures import trec
 from rpp_cli.measures.trec import TrecRequest, aggregate, c_atof, evaluate, parse, validate
 from rpp_cli.report.trec_eval import c_float
-from rpp_cli.trec_eval import (EXIT_USAGE, byte_codes, parse_measures, pytrec_eval_input, rank,
-                               relstrings)
-
-
-def S(*tokens: str) -> np.ndarray:
-    return np.array([t.encode() for t in tokens])
+from rpp_cli.trec_eval import EXIT_USAGE, parse_measures, pytrec_eval_input, rank, relstrings
 
 
 # -- measure syntax -------------------------------------------------------------------------
@@ -115,44 +110,41 @@ def test_c_float_is_printf_for_numbers(x: float) -> None:
 
 # -- ranking and relstring ------------------------------------------------------------------
 
-def _play() -> tuple[Judgments, Retrieved]:
+def _files(tmp, qrels_rows, run_rows, runid: str = "t"):
+    """(Judgments, Retrieved) read back from files holding (qid, docno, grade/score) rows."""
+    with open(f"{tmp}/q", "w") as f:
+        f.writelines(f"{q} 0 {d} {g}\n" for q, d, g in qrels_rows)
+    with open(f"{tmp}/r", "w") as f:
+        f.writelines(f"{q} Q0 {d} 1 {s!r} {runid}\n" for q, d, s in run_rows)
+    return read_judgments(f"{tmp}/q"), read_retrieved(f"{tmp}/r")
+
+
+def _play(tmp):
     """trec_eval's notes example: qid 10 with a three-way score tie, qid 5 without qrels."""
-    j = Judgments(S("10", "10", "10", "10", "10", "3"), S("d1", "d2", "d3", "d4", "d9", "b1"),
-                  np.array([2, 1, 0, 1, 2, -1]), np.arange(1, 7))
-    r = Retrieved(S("10", "10", "10", "10", "10", "10", "5", "3"),
-                  S("d1", "d2", "d3", "d4", "dx", "d9", "e1", "b1"),
-                  np.array([5, 4, 4, 4, 3.5, 1, 1, 2], dtype=np.float32), np.arange(1, 9),
+    return _files(tmp, [("10", "d1", 2), ("10", "d2", 1), ("10", "d3", 0), ("10", "d4", 1),
+                        ("10", "d9", 2), ("3", "b1", -1)],
+                  [("10", "d1", 5.0), ("10", "d2", 4.0), ("10", "d3", 4.0), ("10", "d4", 4.0),
+                   ("10", "dx", 3.5), ("10", "d9", 1.0), ("5", "e1", 1.0), ("3", "b1", 2.0)],
                   "runLAST")
-    return j, r
 
 
-def test_relstring_by_hand() -> None:
+def test_relstring_by_hand(tmp_path) -> None:
     """d1(2), then the tie d4(1) d3(0) d2(1) in reverse docno order, dx unjudged, d9(2)."""
-    ranked = rank(*_play(), None, "q", "r")
+    ranked = rank(*_play(tmp_path), None, "q", "r")
     assert ranked.qids == ["10", "3"]
     assert relstrings(ranked, 10, False) == ["2101-2", "."]
     assert relstrings(ranked, 4.9, False) == ["2101", "."]
     assert relstrings(ranked, -3, False) == ["", ""]
     assert relstrings(ranked, 10, True) == ["21012", ""]  # -J drops unjudged docs
-    assert relstrings(rank(*_play(), 2, "q", "r"), 10, False) == ["21", "."]  # -M 2
+    assert relstrings(rank(*_play(tmp_path), 2, "q", "r"), 10, False) == ["21", "."]  # -M 2
 
 
-def test_float32_scores_tie() -> None:
+def test_float32_scores_tie(tmp_path) -> None:
     """16777217 and 16777216 are one C float; so are 1.0000000001 and 1.0."""
-    j = Judgments(S("q", "q", "q", "q"), S("a", "b", "c", "d"), np.array([1, 2, 3, 4]),
-                  np.arange(1, 5))
-    scores = np.array([16777217, 16777216, 1.0000000001, 1.0]).astype(np.float32)
-    r = Retrieved(S("q", "q", "q", "q"), S("a", "b", "c", "d"), scores, np.arange(1, 5), "t")
+    j, r = _files(tmp_path, [("q", "a", 1), ("q", "b", 2), ("q", "c", 3), ("q", "d", 4)],
+                  [("q", "a", 16777217.0), ("q", "b", 16777216.0), ("q", "c", 1.0000000001),
+                   ("q", "d", 1.0)])
     assert relstrings(rank(j, r, None, "q", "r"), 10, False) == ["2143"]
-
-
-@given(st.lists(st.binary(min_size=1, max_size=20).filter(lambda b: b"\x00" not in b),
-                min_size=1, max_size=30))
-def test_byte_codes_are_strcmp_ranks(tokens: list[bytes]) -> None:
-    codes, first = byte_codes(np.array(tokens))
-    distinct = sorted(set(tokens))
-    assert codes.tolist() == [distinct.index(t) for t in tokens]
-    assert [tokens[i] for i in first] == distinct
 
 
 queries = st.sampled_from(["1", "2", "10", "a"])
@@ -168,12 +160,11 @@ scores = st.sampled_from([0.0, -0.0, 1.0, 1.0000000001, 2.5, 16777216.0, 1677721
        st.one_of(st.none(), st.integers(0, 6)))
 def test_ranking_is_trec_evals_sort(run_rows, qrels_rows, max_retrieved) -> None:
     """Per query: C-float score desc, docno desc (bytes), top -M; grades joined by docno."""
+    import tempfile
+
     common = {q for q, _, _ in run_rows} & {q for q, _, _ in qrels_rows}
-    j = Judgments(S(*[q for q, _, _ in qrels_rows]), S(*[d for _, d, _ in qrels_rows]),
-                  np.array([g for _, _, g in qrels_rows]), np.arange(len(qrels_rows)) + 1)
-    r = Retrieved(S(*[q for q, _, _ in run_rows]), S(*[d for _, d, _ in run_rows]),
-                  np.array([s for _, _, s in run_rows], dtype=np.float32),
-                  np.arange(len(run_rows)) + 1, "t")
+    with tempfile.TemporaryDirectory() as tmp:
+        j, r = _files(tmp, qrels_rows, run_rows)
     if not common:
         with pytest.raises(InputError):
             rank(j, r, max_retrieved, "q", "r")
@@ -189,21 +180,21 @@ def test_ranking_is_trec_evals_sort(run_rows, qrels_rows, max_retrieved) -> None
     for i, q in enumerate(ranked.qids):
         docs = sorted(((np.float32(s), d) for qq, d, s in run_rows if qq == q), reverse=True)
         docs = docs[:max_retrieved] if max_retrieved is not None else docs
-        got = ranked.docs[ranked.doc[ranked.bounds[i]:ranked.bounds[i + 1]]]
+        got = ranked.docs.strings(ranked.doc[ranked.bounds[i]:ranked.bounds[i + 1]])
         assert [x.decode() for x in got] == [d for _, d in docs]
         want_rel = [grades.get((q, d), -1) for _, d in docs]
         want_rel = [g if g >= 0 or (q, d) not in grades else -2
                     for g, (_, d) in zip(want_rel, docs)]
         assert ranked.rel[ranked.bounds[i]:ranked.bounds[i + 1]].tolist() == want_rel
         lo, hi = ranked.judged_bounds[i], ranked.judged_bounds[i + 1]
-        judged = dict(zip((x.decode() for x in ranked.docs[ranked.judged_doc[lo:hi]]),
+        judged = dict(zip((x.decode() for x in ranked.docs.strings(ranked.judged_doc[lo:hi])),
                           ranked.judged_grade[lo:hi].tolist()))
         assert judged == {d: g for (qq, d), g in grades.items() if qq == q}
     qrels, run = pytrec_eval_input(ranked)
-    for i in range(len(ranked.qids)):  # docno keys: the same order and equalities
-        keys = list(run[str(i)])
-        docs = ranked.docs[ranked.doc[ranked.bounds[i]:ranked.bounds[i + 1]]]
-        assert np.argsort(keys).tolist() == np.argsort(docs).tolist()
+    for i in range(len(ranked.qids)):  # the ranking by position, judged docs by code
+        keys, values = list(run[str(i)]), list(run[str(i)].values())
+        assert keys == [str(c) for c in ranked.doc[ranked.bounds[i]:ranked.bounds[i + 1]]]
+        assert values == [-(k + 1.0) for k in range(len(keys))]
         assert [k in qrels[str(i)] for k in keys] == [
             r != -1 for r in ranked.rel[ranked.bounds[i]:ranked.bounds[i + 1]].tolist()]
 

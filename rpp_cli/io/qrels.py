@@ -1,6 +1,7 @@
-"""Relevance judgments (SPEC §1): ``qid iter docno grade``; a docno judged twice keeps its larger grade.
+"""Relevance judgments (SPEC §1): ``qid iter docno grade``; a docno judged twice keeps its
+larger grade. Subtopic qrels (``qid subtopic docno grade``, TREC Web track) are read here too.
 
-Subtopic qrels (``qid subtopic docno grade``, TREC Web track) are read here too.
+Judgments are arrays: one row per distinct (qid, docno), identified exactly by its bytes.
 """
 from __future__ import annotations
 
@@ -8,27 +9,36 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .text import decode, read_table
+from ..core import Column, Dictionary, Table, first_seen, split
 
 QRELS_FORMAT = "qrels: qid iter docno grade"
 
 
 @dataclass(frozen=True)
 class Qrels:
-    """Judgments of one file: ``judgments[qid][docno] = grade`` (largest grade kept)."""
+    """The judgments of one file: distinct (qid, docno) pairs with their largest grade."""
 
     path: str
-    judgments: dict[str, dict[str, float]]
+    qids: list[str]  # distinct qids, in order of first appearance (qid code -> text)
+    qid: np.ndarray  # (J,) qid code of each judgment
+    docno: Column  # (J,) its docno
+    grade: np.ndarray  # (J,) float64, the largest grade given to it
 
     def relevant_qids(self, level: float | None) -> list[str]:
         """Queries with at least one relevant item, in trec_eval order (byte order of qid)."""
-        return sort_qids(q for q, docs in self.judgments.items()
-                         if any(is_relevant(g, level) for g in docs.values()))
+        rel = np.unique(self.qid[relevant(self.grade, level)])
+        return sort_qids(self.qids[q] for q in rel.tolist())
 
 
-def is_relevant(grade: float, level: float | None) -> bool:
+def relevant(grade: np.ndarray, level: float | None) -> np.ndarray:
     """SPEC §1: ``grade > 0``, or ``grade >= level`` when a relevance level is given."""
     return grade >= level if level is not None else grade > 0
+
+
+def to_text(raw: bytes) -> str:
+    """An id as text: UTF-8, undecodable bytes kept as escapes (so text equality is byte
+    equality)."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def sort_qids(qids) -> list[str]:
@@ -36,16 +46,23 @@ def sort_qids(qids) -> list[str]:
     return sorted(qids, key=lambda q: q.encode("utf-8", "surrogateescape"))
 
 
+def judgments(table: Table, grades: np.ndarray) -> tuple[Qrels, np.ndarray]:
+    """Distinct (field 0, field 2) pairs of ``table`` with the largest of their ``grades``,
+    and the judgment of each row."""
+    qid_dict, doc_dict = Dictionary(), Dictionary()
+    qid = qid_dict.add(table.column(0))
+    code = doc_dict.add(table.column(2), qid)
+    best = np.full(len(doc_dict), -np.inf)
+    np.maximum.at(best, code, grades)
+    first = np.flatnonzero(first_seen(code))  # in code order
+    return Qrels(table.path, [to_text(q) for q in qid_dict.strings()], qid[first],
+                 table.column(2).take(first), best), code
+
+
 def read_qrels(path: str) -> Qrels:
     """Read a trec_eval qrels file (plain, gzip or ``-``); bad lines raise InputError."""
-    table = read_table(path, (4,), QRELS_FORMAT)
-    grades = table.numbers(3, "grade")
-    judgments: dict[str, dict[str, float]] = {}
-    for qid, docno, grade in zip(table.texts(0), table.texts(2), grades.tolist()):
-        docs = judgments.setdefault(qid, {})
-        if grade > docs.get(docno, -float("inf")):
-            docs[docno] = grade
-    return Qrels(path, judgments)
+    table = split(path, (0, 2, 3), (4,), QRELS_FORMAT)
+    return judgments(table, table.floats(3, "grade"))[0]
 
 
 SUBTOPIC_FORMAT = "subtopic qrels: qid subtopic docno grade"
@@ -59,6 +76,7 @@ class SubtopicQrels:
     path: str
     relevant_docs: dict[str, dict[str, list[str]]]  # [qid][subtopic] = sorted relevant docnos
     overall: Qrels  # an item's largest grade over all its lines: the qrels when QRELS is omitted
+    subtopic_relevant: np.ndarray  # (J,) bool: judgment j of overall is relevant to a subtopic
     first_line: dict[str, int]  # line of each query's first judgment (for errors about a query)
     no_subtopic_relevant: int  # lines with subtopic 0/Q0 and a positive grade
     negative: int  # lines with a negative grade (non-relevant; ndeval rejects them)
@@ -71,35 +89,36 @@ class SubtopicQrels:
 def read_subtopic_qrels(path: str) -> SubtopicQrels:
     """Read TREC Web track subtopic qrels (plain, gzip or ``-``); bad lines raise InputError.
 
-    Lines are grouped with numpy sorts; Python only builds the per-query dictionaries.
-    """
-    table = read_table(path, (4,), SUBTOPIC_FORMAT)
-    grades = table.numbers(3, "grade")
-    qid, sub, doc = (table.strings(k).bytes() for k in range(3))
-    no_sub = np.isin(sub, np.array(NO_SUBTOPIC))
-    order = np.lexsort((grades, doc, qid))  # the last row of each (qid, docno) has its max
-    last = np.append((qid[order][1:] != qid[order][:-1]) | (doc[order][1:] != doc[order][:-1]),
-                     True)
-    q, d, g = qid[order][last], doc[order][last], grades[order][last]
-    docs, values = decode(d), g.tolist()
-    overall = {name: dict(zip(docs[a:b], values[a:b])) for name, a, b in zip(*_runs(q))}
+    Only the relevant lines (a few per judged item) become Python objects."""
+    table = split(path, (0, 1, 2, 3), (4,), SUBTOPIC_FORMAT)
+    grades = table.floats(3, "grade")
+    overall, code = judgments(table, grades)
+    sub = table.column(1)
+    no_sub = np.zeros(len(table), dtype=bool)
+    for token in NO_SUBTOPIC:
+        no_sub |= _equals(sub, token)
     rel = np.flatnonzero((grades > 0) & ~no_sub)
-    rel = rel[np.lexsort((doc[rel], sub[rel], qid[rel]))]
-    q, t, d = qid[rel], sub[rel], doc[rel]
-    new = np.append(True, (q[1:] != q[:-1]) | (t[1:] != t[:-1]) | (d[1:] != d[:-1]))[:len(q)]
-    q, t, docs = q[new], t[new], decode(d[new])
-    relevant = {}
-    for name, a, b in zip(*_runs(q)):
-        relevant[name] = {sub_id: docs[a + lo:a + hi] for sub_id, lo, hi in zip(*_runs(t[a:b]))}
-    _, first = np.unique(qid, return_index=True)
-    first_line = dict(zip(decode(qid[first]), table.line[first].tolist()))
-    return SubtopicQrels(path, relevant, Qrels(path, overall), first_line,
-                         int((no_sub & (grades > 0)).sum()), int((grades < 0).sum()))
+    subtopic_relevant = np.zeros(len(overall.grade), dtype=bool)
+    subtopic_relevant[code[rel]] = True
+    relevant_docs: dict[str, dict[str, set[str]]] = {}
+    qcol, dcol = table.column(0), table.column(2)
+    for r in rel.tolist():
+        relevant_docs.setdefault(qcol.text(r), {}).setdefault(sub.text(r), set()).add(dcol.text(r))
+    first = np.flatnonzero(first_seen(Dictionary().add(qcol)))
+    first_line = dict(zip((qcol.text(r) for r in first.tolist()), table.lines(first).tolist()))
+    return SubtopicQrels(path, {q: {t: sorted(d, key=_bytes) for t, d in subs.items()}
+                                for q, subs in relevant_docs.items()},
+                         overall, subtopic_relevant, first_line, int((no_sub & (grades > 0)).sum()),
+                         int((grades < 0).sum()))
 
 
-def _runs(keys: np.ndarray) -> tuple[list[str], list[int], list[int]]:
-    """Names and [start, end) bounds of the runs of equal keys in sorted rows."""
-    if len(keys) == 0:
-        return [], [], []
-    starts = np.flatnonzero(np.append(True, keys[1:] != keys[:-1]))
-    return decode(keys[starts]), starts.tolist(), np.append(starts[1:], len(keys)).tolist()
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _equals(col: Column, token: bytes) -> np.ndarray:
+    """Mask of the rows of ``col`` equal to ``token``."""
+    same = Dictionary()
+    same.add(Column(token, np.zeros(1, dtype=np.int64), np.array([len(token)], dtype=np.int32)))
+    same.freeze()
+    return same.find(col) == 0

@@ -8,45 +8,57 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .qrels import QRELS_FORMAT
-from .text import read_table
+from ..core import Column, Dictionary, Table, split
+from .qrels import QRELS_FORMAT, to_text
 
 RUN_FORMAT = "run: qid Q0 docno rank score runid"
 
 
 @dataclass(frozen=True)
-class Judgments:
-    """Qrels lines as columns in file order; grades as trec_eval's integers (atol)."""
+class Lines:
+    """The lines of a file as columns in file order: a qid code per line, the distinct qids."""
 
-    qid: np.ndarray  # S
-    docno: np.ndarray  # S
-    grade: np.ndarray  # int64
-    line: np.ndarray  # 1-based line numbers
+    table: Table
+    qids: list[str]  # qid code -> text, in order of first appearance
+    qid: np.ndarray  # (lines,) qid code
+    docno: Column
+
+    def line(self, row: int) -> int:
+        return self.table.line(row)
 
 
 @dataclass(frozen=True)
-class Retrieved:
-    """Run lines as columns in file order; scores as trec_eval stores them (C float)."""
+class Judgments(Lines):
+    """Qrels lines; grades as trec_eval's integers (atol)."""
 
-    qid: np.ndarray  # S
-    docno: np.ndarray  # S
+    grade: np.ndarray  # int64
+
+
+@dataclass(frozen=True)
+class Retrieved(Lines):
+    """Run lines; scores as trec_eval stores them (C float)."""
+
     score: np.ndarray  # float32
-    line: np.ndarray
     runid: str  # the 6th field of the last line
+
+
+def _lines(table: Table) -> tuple[list[str], np.ndarray]:
+    qids = Dictionary()
+    code = qids.add(table.column(0))
+    return [to_text(q) for q in qids.strings()], code
 
 
 def read_judgments(path: str) -> Judgments:
     """A qrels file (plain, gzip or ``-``); grades truncate towards zero (1.7 -> 1)."""
-    table = read_table(path, (4,), QRELS_FORMAT)
-    grade = np.trunc(table.numbers(3, "grade")).astype(np.int64)
-    return Judgments(table.strings(0).bytes(), table.strings(2).bytes(), grade, table.line)
+    table = split(path, (0, 2, 3), (4,), QRELS_FORMAT)
+    grade = np.trunc(table.floats(3, "grade")).astype(np.int64)
+    return Judgments(table, *_lines(table), table.column(2), grade)
 
 
 def read_retrieved(path: str) -> Retrieved:
     """A run file (plain, gzip or ``-``); fields after the 6th are ignored, as in trec_eval."""
-    table = read_table(path, (6,), RUN_FORMAT, more_fields_ok=True)
+    table = split(path, (0, 2, 4, 5), (6,), RUN_FORMAT, more_ok=True)
     with np.errstate(over="ignore"):  # beyond float range -> inf, as C's (float) cast
-        score = table.numbers(4, "score").astype(np.float32)
-    runid = table.strings(5, np.array([len(table) - 1])).texts()[0]
-    return Retrieved(table.strings(0).bytes(), table.strings(2).bytes(), score, table.line,
-                     runid)
+        score = table.floats(4, "score").astype(np.float32)
+    runid = table.column(5).text(len(table) - 1)
+    return Retrieved(table, *_lines(table), table.column(2), score, runid)

@@ -205,42 +205,53 @@ def validate(req: TrecRequest) -> None:
 _PAIRS = re.compile(r"[^,=]*=[^,=]*(,[^,=]*=[^,=]*)*")
 
 
-def trec_grade(grade: float) -> int:
-    """trec_eval reads grades with atol: the integer part (1.7 -> 1, -0.5 -> 0)."""
-    return int(grade)
+class Evaluator:
+    """pytrec_eval set up once for some qrels and measures, then given run after run.
+
+    Values are keyed by trec_eval's printed measure names. ``num_docs_in_coll`` is trec_eval's
+    ``-N`` (only utility's 4th coefficient reads it); pytrec_eval has no such setting, so
+    utility is then recomputed from its counts. pytrec_eval holds the GIL throughout, so
+    one evaluator serves every thread.
+    """
+
+    def __init__(self, qrels: dict[str, dict[str, int]], requests: list[TrecRequest],
+                 level: int = 1, judged_only: bool = False, num_docs_in_coll: int = 0) -> None:
+        import pytrec_eval_ext
+
+        self.numeric = [r for r in requests if r.base not in TEXT_MEASURES]
+        specs = {r.spec for r in self.numeric}
+        self.utility = next((r for r in self.numeric if r.base == "utility"), None)
+        self.num_docs_in_coll = num_docs_in_coll
+        if self.utility is not None and num_docs_in_coll:
+            specs |= {"num_ret", "num_rel", "num_rel_ret"}
+        self.renamed = {r.base: r.output_names()[0] for r in self.numeric if r.params is not None
+                        and (r.base in FLOAT_PARAMS or r.base in PAIR_PARAMS)}
+        judged = {q: d for q, d in qrels.items() if d}
+        judged[_PRIMER] = {_PRIMER: 0}
+        self._evaluator = pytrec_eval_ext.RelevanceEvaluator(judged, specs, level, judged_only) \
+            if self.numeric else None
+
+    def evaluate(self, run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        """Per-query values of one run (queries with an empty ranking are left out)."""
+        if self._evaluator is None:
+            return {q: {} for q in run}
+        raw = self._evaluator.evaluate({_PRIMER: {_PRIMER: 0.0}, **run}) if run else {}
+        raw.pop(_PRIMER, None)
+        if self.renamed:
+            raw = {q: {self.renamed.get(k, k): v for k, v in vals.items()}
+                   for q, vals in raw.items()}
+        if self.utility is not None and self.num_docs_in_coll:
+            name = self.utility.output_names()[0]
+            for vals in raw.values():
+                vals[name] = _utility(self.utility, vals, self.num_docs_in_coll)
+        return raw
 
 
 def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
              requests: list[TrecRequest], level: int = 1, judged_only: bool = False,
              num_docs_in_coll: int = 0) -> dict[str, dict[str, float]]:
-    """Per-query values from pytrec_eval, keyed by trec_eval's printed measure names.
-
-    ``num_docs_in_coll`` is trec_eval's ``-N`` (only utility's 4th coefficient reads it);
-    pytrec_eval has no such setting, so utility is then recomputed from its counts.
-    """
-    import pytrec_eval_ext
-
-    numeric = [r for r in requests if r.base not in TEXT_MEASURES]
-    if not numeric:
-        return {q: {} for q in run}
-    specs = {r.spec for r in numeric}
-    utility = next((r for r in numeric if r.base == "utility"), None)
-    if utility is not None and num_docs_in_coll:
-        specs |= {"num_ret", "num_rel", "num_rel_ret"}
-    judged = {q: d for q, d in qrels.items() if d}
-    judged[_PRIMER] = {_PRIMER: 0}
-    evaluator = pytrec_eval_ext.RelevanceEvaluator(judged, specs, level, judged_only)
-    raw = evaluator.evaluate({_PRIMER: {_PRIMER: 0.0}, **run}) if run else {}
-    raw.pop(_PRIMER, None)
-    renamed = {r.base: r.output_names()[0] for r in numeric
-               if r.params is not None and (r.base in FLOAT_PARAMS or r.base in PAIR_PARAMS)}
-    if renamed:
-        raw = {q: {renamed.get(k, k): v for k, v in vals.items()} for q, vals in raw.items()}
-    if utility is not None and num_docs_in_coll:
-        name = utility.output_names()[0]
-        for vals in raw.values():
-            vals[name] = _utility(utility, vals, num_docs_in_coll)
-    return raw
+    """Per-query values of one run (see :class:`Evaluator`)."""
+    return Evaluator(qrels, requests, level, judged_only, num_docs_in_coll).evaluate(run)
 
 
 # trec_eval's buffers grow on demand (te_chk_and_malloc) and a first request of size 0 fails:
@@ -277,38 +288,45 @@ def aggregate(name: str, values: np.ndarray, n_queries: int | None = None) -> fl
     return total / n if n else 0.0
 
 
-def collection_qrels(coll, safe: Callable[[str], str] = str) -> dict[str, dict[str, int]]:
-    """The judgments of the evaluated queries with trec_eval's integer grades."""
-    judgments = coll.qrels[0].judgments
-    return {safe(q): {safe(d): trec_grade(g) for d, g in judgments[q].items()}
-            for q in coll.qids}
+# The largest ranking trec_eval is fed by position: -1.0, -2.0, ... are exact C floats up to here.
+MAX_DEPTH = 1 << 24
 
 
-def _utf8(texts) -> bool:
-    """True when every text is valid UTF-8 (no byte kept as a surrogate escape)."""
-    try:
-        "".join(texts).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+class Bridge:
+    """The collection as pytrec_eval sees it. Queries are named by index and documents by
+    their exact code (a judged code as its number, any other as ``u`` and its position), and
+    each run is given in trec_eval's own order (C-float score desc, docno desc) with scores
+    -1, -2, ...: the same rankings and judgments, whatever bytes the ids hold, and far fewer
+    Python objects than the docno texts."""
 
+    def __init__(self, coll) -> None:
+        self.coll = coll
+        judged = np.flatnonzero(~np.isnan(coll.judged_grade))
+        n_judged = len(coll.judged_grade)
+        depth = max((int(np.bincount(rows.qidx).max(initial=0)) for rows in coll.runs), default=0)
+        if depth > MAX_DEPTH:
+            raise InputError(f"a query has {depth:,} ranked documents; trec_eval measures are "
+                             f"limited to {MAX_DEPTH:,}")
+        self.n_judged = n_judged
+        self.names = [str(c) for c in range(n_judged)] + [f"u{k}" for k in range(depth)]
+        self.scores = [-(k + 1.0) for k in range(depth)]
+        self.qids = [str(q) for q in range(len(coll.qids))]
+        qrels: dict[str, dict[str, int]] = {q: {} for q in self.qids}
+        grades = coll.judged_grade[judged].astype(np.int64).tolist()  # atol: truncation
+        for q, c, g in zip(coll.judged_query[judged].tolist(), judged.tolist(), grades):
+            qrels[self.qids[q]][self.names[c]] = g
+        self.qrels = qrels
 
-def _hex(text: str) -> str:
-    """A name pytrec_eval can take for any bytes (it crashes on invalid UTF-8); hex digits
-    keep strcmp order, so trec_eval's docno tie-breaking is unchanged."""
-    return text.encode("utf-8", "surrogateescape").hex()
-
-
-def collection_run(coll, r: int, safe: Callable[[str], str] | None = None
-                   ) -> dict[str, dict[str, float]]:
-    """Run ``r`` as pytrec_eval wants it; every evaluated query present ({} = empty ranking)."""
-    rows = coll.run_rows[r]
-    docnos = rows.docnos() if safe is None else [safe(d) for d in rows.docnos()]
-    qids = coll.qids if safe is None else [safe(q) for q in coll.qids]
-    scores = rows.score.tolist()
-    bounds = np.searchsorted(rows.qidx, np.arange(len(qids) + 1))  # rows grouped by query
-    return {qid: dict(zip(docnos[lo:hi], scores[lo:hi]))
-            for qid, lo, hi in zip(qids, bounds[:-1].tolist(), bounds[1:].tolist())}
+    def run(self, r: int) -> dict[str, dict[str, float]]:
+        """Run ``r`` as pytrec_eval wants it; every evaluated query present ({} = empty)."""
+        rows = self.coll.runs[r]
+        doc = rows.doc if rows.trec_order is None else rows.doc[rows.trec_order]
+        bounds = np.searchsorted(rows.qidx, np.arange(len(self.qids) + 1))
+        position = np.arange(len(doc)) - np.repeat(bounds[:-1], np.diff(bounds))
+        name = np.where(doc < self.n_judged, doc, self.n_judged + position).tolist()
+        get = self.names.__getitem__
+        return {qid: dict(zip(map(get, name[lo:hi]), self.scores))
+                for qid, lo, hi in zip(self.qids, bounds[:-1].tolist(), bounds[1:].tolist())}
 
 
 from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry imports us)
@@ -318,18 +336,15 @@ from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry im
 def compute(ctx, measures) -> None:
     """trec_eval measures through pytrec_eval, per query and aggregated as trec_eval does."""
     from ..aggregate import add_metric
-    from ..parallel import map_runs
 
     coll = ctx.collection
     requests = [m.trec for m in measures]
     names = [n for req in requests for n in req.output_names()]
     level = 1 if coll.level is None else max(1, math.ceil(coll.level))
-    clean = _utf8(coll.qids) and all(_utf8(coll.qrels[0].judgments[q]) for q in coll.qids) \
-        and all(rows.utf8 for rows in coll.run_rows)
-    safe = None if clean else _hex
-    qrels = collection_qrels(coll, safe or str)
-    per_run = map_runs(_evaluate_run, len(coll.run_names), ctx.jobs,
-                       (coll, qrels, requests, names, level, safe))
+    bridge = Bridge(coll)
+    evaluator = Evaluator(bridge.qrels, requests, level)
+    per_run = [_values(evaluator.evaluate(bridge.run(r)), bridge.qids, names)
+               for r in range(len(coll.run_names))]
     values = {n: np.stack([v[:, i] for v in per_run], axis=1) for i, n in enumerate(names)}
     for n in names:
         overall = np.array([aggregate(n, values[n][:, r]) for r in range(len(coll.run_names))])
@@ -339,12 +354,11 @@ def compute(ctx, measures) -> None:
             ctx.metrics[n] = values[n]
 
 
-def _evaluate_run(r: int, coll, qrels, requests, names, level, safe) -> np.ndarray:
-    """(Q, len(names)) values of run ``r``; NaN (empty rankings) counts 0 as in trec_eval -c."""
-    per_query = evaluate(qrels, collection_run(coll, r, safe), requests, level)
-    qids = coll.qids if safe is None else [safe(q) for q in coll.qids]
+def _values(per_query: dict[str, dict[str, float]], qids: list[str], names: list[str]
+            ) -> np.ndarray:
+    """(Q, len(names)) values; NaN and absent (empty rankings) count 0 as in trec_eval -c."""
     out = np.array([[per_query.get(qid, {}).get(n, 0.0) for n in names] for qid in qids],
-                   dtype=np.float64).reshape(len(coll.qids), len(names))
+                   dtype=np.float64).reshape(len(qids), len(names))
     return np.nan_to_num(out, nan=0.0)
 
 

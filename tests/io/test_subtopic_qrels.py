@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 
+import numpy as np
+
 from rpp_cli.io.qrels import read_subtopic_qrels
 
 from ..conftest import PAPER, rpp
@@ -27,8 +29,14 @@ def test_subtopics_overall_grades_and_counts(tmp_path):
     sq = read_subtopic_qrels(str(tmp_path / "s"))
     assert sq.relevant_docs == {"q1": {"1": ["a"], "2": ["b"], "x": ["f"]}}
     assert sq.relevant("q2") == {} and sq.relevant("q9") == {}
-    assert sq.overall.judgments == {"q1": {"a": 1, "b": 2, "c": 3, "d": 1, "e": -2, "f": 1},
-                                    "q2": {"g": 0}}
+    overall = sq.overall
+    judgments: dict = {}
+    for j in range(len(overall.grade)):
+        judgments.setdefault(overall.qids[overall.qid[j]], {})[overall.docno.text(j)] = \
+            overall.grade[j]
+    assert judgments == {"q1": {"a": 1, "b": 2, "c": 3, "d": 1, "e": -2, "f": 1}, "q2": {"g": 0}}
+    relevant_to_a_subtopic = {overall.docno.text(j) for j in np.flatnonzero(sq.subtopic_relevant)}
+    assert relevant_to_a_subtopic == {"a", "b", "f"}
     assert sq.first_line == {"q1": 1, "q2": 10}
     assert (sq.negative, sq.no_subtopic_relevant) == (1, 2)
 

@@ -1,0 +1,78 @@
+"""rpp's data core: bytes -> exact integer codes -> ranked rows, with a small compiled kernel.
+
+    read_bytes   a file, gzip or stdin, refused past MAX_INPUT_BYTES        (source.py)
+    split        one tokenizer for every format, columns of offsets        (table.py)
+    Dictionary   exact (key, bytes) -> dense code, compared byte for byte  (here, _kernel.c)
+    rank_rows    rows -> query asc, score desc, docno desc (bytes)         (here, _kernel.c)
+
+Identity of ids is decided by comparing bytes; hashes only find candidates. The kernel
+releases the GIL, so runs can be read and joined by a pool of threads.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernel
+from .table import (MAX_INPUT_BYTES, MAX_TOKEN_BYTES, Column, Table, column_of, line_at, read_bytes,
+                    split)
+
+__all__ = ["MAX_INPUT_BYTES", "MAX_TOKEN_BYTES", "Column", "Dictionary", "Table", "column_of",
+           "first_seen",
+           "line_at", "rank_rows", "read_bytes", "split"]
+
+
+class Dictionary:
+    """Exact dictionary of (int64 key, byte string) -> code 0, 1, ... in order of first
+    appearance. ``add`` may be called from several threads; ``find`` needs ``freeze`` first."""
+
+    def __init__(self) -> None:
+        self._map = _kernel.StrMap()
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def add(self, col: Column, keys: np.ndarray | None = None) -> np.ndarray:
+        """The code of every (key, string) of ``col``, adding the new ones."""
+        out = np.empty(len(col), dtype=np.int64)
+        self._map.intern(col.data, col.starts, col.lens, _keys(keys), out)
+        return out
+
+    def find(self, col: Column, keys: np.ndarray | None = None) -> np.ndarray:
+        """The code of every (key, string) of ``col``, -1 where absent."""
+        out = np.empty(len(col), dtype=np.int64)
+        self._map.lookup(col.data, col.starts, col.lens, _keys(keys), out)
+        return out
+
+    def freeze(self) -> None:
+        self._map.freeze()
+
+    def keys(self) -> np.ndarray:
+        """(len,) int64 key of every entry, in code order."""
+        return np.frombuffer(self._map.keys(), dtype=np.int64)
+
+    def strings(self, codes: np.ndarray | None = None) -> list[bytes]:
+        """The strings of ``codes`` (default: all, in code order)."""
+        if codes is None:
+            return self._map.strings()
+        return self._map.strings(np.ascontiguousarray(codes, dtype=np.int64))
+
+
+def _keys(keys: np.ndarray | None) -> np.ndarray | None:
+    return None if keys is None else np.ascontiguousarray(keys, dtype=np.int64)
+
+
+def first_seen(codes: np.ndarray) -> np.ndarray:
+    """Mask of the rows where a code appears first (codes numbered by first appearance)."""
+    if len(codes) == 0:
+        return np.zeros(0, dtype=bool)
+    before = np.maximum.accumulate(np.concatenate(([-1], codes[:-1])))
+    return codes > before
+
+
+def rank_rows(col: Column, query: np.ndarray, score: np.ndarray, n_queries: int) -> np.ndarray:
+    """Order of the rows by query (ascending), score descending, docno descending by bytes
+    (trec_eval's rule, SPEC §2)."""
+    order = np.empty(len(col), dtype=np.int64)
+    _kernel.rank(col.data, col.starts, col.lens, np.ascontiguousarray(query, dtype=np.int64),
+                  np.ascontiguousarray(score, dtype=np.float64), n_queries, order)
+    return order

@@ -1,0 +1,608 @@
+/* rpp's compiled data core: the loops over bytes and rows that numpy cannot vectorise.
+ *
+ *   split        whitespace-separated lines -> (start, length) of chosen fields, per line
+ *   parse_floats tokens -> finite doubles (C's strtod in the "C" locale, whole token)
+ *   rank         rows -> order by (query asc, score desc, docno desc by bytes)
+ *   StrMap       exact dictionary (int64 key, bytes) -> dense code; identity is decided by
+ *                comparing the bytes, the hash only finds candidates
+ *
+ * Every function takes and fills flat buffers (numpy arrays, bytes) and knows nothing of
+ * files or formats; the Python wrapper (rpp_cli/core) owns the semantics and the messages.
+ * The heavy loops run with the GIL released, so a thread pool over runs uses every core.
+ */
+#define _GNU_SOURCE
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __APPLE__
+#include <xlocale.h>
+#endif
+
+/* ---------------------------------------------------------------- buffers */
+
+/* A contiguous buffer of `count` items of `itemsize` bytes (itemsize 1: any bytes-like). */
+static int get_array(PyObject *obj, Py_ssize_t itemsize, int writable, Py_buffer *view,
+                     const char *what) {
+    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) < 0) return -1;
+    if (itemsize > 1 && view->itemsize != itemsize) {
+        PyErr_Format(PyExc_TypeError, "%s: expected items of %zd bytes, got %zd", what,
+                     itemsize, view->itemsize);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static Py_ssize_t count_of(const Py_buffer *v) { return v->len / (v->itemsize ? v->itemsize : 1); }
+
+/* ---------------------------------------------------------------- split */
+
+enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3 };
+
+/* split(data, fields, max_token, nfields_out, starts_out, lens_out)
+ *   -> (rows, error, error_offset, a, b)
+ *
+ * Lines end at LF; a CR directly before LF (or at the end of the data) is part of the line
+ * end. Fields are separated by runs of spaces and tabs. A UTF-8 BOM at offset 0 is skipped.
+ * Blank lines and lines whose first field starts with '#' are not rows. Any other byte below
+ * 0x20, and 0x7f, stops with ERR_CONTROL (a = the byte); a field longer than max_token stops
+ * with ERR_TOO_LONG (a = 1-based field, b = its length). error_offset is the byte offset of
+ * the error (its line is counted by the caller). For each row: its number of fields, and for
+ * the fields listed in `fields` (0-based) start offset and length, column-major: field j of
+ * row r at [j * capacity + r], -1 / 0 when the row has no such field. */
+static PyObject *split(PyObject *self, PyObject *args) {
+    PyObject *data_o, *fields_o, *nf_o, *st_o, *ln_o;
+    Py_ssize_t max_token;
+    if (!PyArg_ParseTuple(args, "OOnOOO", &data_o, &fields_o, &max_token, &nf_o, &st_o, &ln_o))
+        return NULL;
+    Py_buffer data, fields, nf, st, ln;
+    if (get_array(data_o, 1, 0, &data, "data") < 0) return NULL;
+    if (get_array(fields_o, 4, 0, &fields, "fields") < 0) goto fail0;
+    if (get_array(nf_o, 4, 1, &nf, "nfields") < 0) goto fail1;
+    if (get_array(st_o, 8, 1, &st, "starts") < 0) goto fail2;
+    if (get_array(ln_o, 4, 1, &ln, "lens") < 0) goto fail3;
+
+    const unsigned char *p = data.buf;
+    const Py_ssize_t n = data.len;
+    const int32_t *want = fields.buf;
+    const Py_ssize_t k = count_of(&fields);
+    int32_t *nfields = nf.buf;
+    int64_t *starts = st.buf;
+    int32_t *lens = ln.buf;
+    const Py_ssize_t cap = count_of(&nf);
+    int field_slot[256];
+    for (int f = 0; f < 256; f++) field_slot[f] = -1;
+    for (Py_ssize_t j = 0; j < k; j++)
+        if (want[j] >= 0 && want[j] < 256) field_slot[want[j]] = (int)j;
+    if (count_of(&st) < cap * k || count_of(&ln) < cap * k) {
+        PyErr_SetString(PyExc_ValueError, "split: output arrays too small");
+        goto fail4;
+    }
+
+    Py_ssize_t rows = 0, err_at = -1, err_a = 0, err_b = 0;
+    int err = ERR_NONE;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t i = (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) ? 3 : 0;
+    while (i < n && err == ERR_NONE) {
+        /* one line: [i, end) */
+        Py_ssize_t nfld = 0;
+        int comment = 0;
+        if (rows >= cap) { err = ERR_CAPACITY; err_at = i; break; }
+        for (Py_ssize_t j = 0; j < k; j++) {
+            starts[j * cap + rows] = -1;
+            lens[j * cap + rows] = 0;
+        }
+        for (;;) {
+            while (i < n && (p[i] == ' ' || p[i] == '\t')) i++;
+            if (i >= n) break;
+            unsigned char c = p[i];
+            if (c == '\n') { i++; break; }
+            if (c == '\r' && (i + 1 == n || p[i + 1] == '\n')) { i++; continue; }
+            /* a field */
+            Py_ssize_t s = i;
+            while (i < n) {
+                c = p[i];
+                if (c == ' ' || c == '\t' || c == '\n' || (c == '\r' && (i + 1 == n || p[i + 1] == '\n')))
+                    break;
+                if (c < 0x20 || c == 0x7f) { err = ERR_CONTROL; err_at = i; err_a = c; break; }
+                i++;
+            }
+            if (err != ERR_NONE) break;
+            if (nfld == 0 && p[s] == '#') comment = 1;
+            if (!comment && i - s > max_token) {
+                err = ERR_TOO_LONG; err_at = s; err_a = nfld + 1; err_b = i - s;
+                break;
+            }
+            if (!comment && nfld < 256 && field_slot[nfld] >= 0) {
+                starts[field_slot[nfld] * cap + rows] = s;
+                lens[field_slot[nfld] * cap + rows] = (int32_t)(i - s);
+            }
+            if (nfld < INT32_MAX) nfld++;
+        }
+        if (err != ERR_NONE) break;
+        if (nfld > 0 && !comment) nfields[rows++] = (int32_t)nfld;
+    }
+    Py_END_ALLOW_THREADS
+    if (err == ERR_CAPACITY) {
+        PyErr_SetString(PyExc_ValueError, "split: more lines than the capacity given");
+        goto fail4;
+    }
+    PyBuffer_Release(&ln); PyBuffer_Release(&st); PyBuffer_Release(&nf);
+    PyBuffer_Release(&fields); PyBuffer_Release(&data);
+    return Py_BuildValue("nnnnn", rows, (Py_ssize_t)err, err_at, err_a, err_b);
+fail4: PyBuffer_Release(&ln);
+fail3: PyBuffer_Release(&st);
+fail2: PyBuffer_Release(&nf);
+fail1: PyBuffer_Release(&fields);
+fail0: PyBuffer_Release(&data);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- numbers */
+
+static locale_t c_locale;
+
+/* parse_floats(data, starts, lens, out) -> index of the first token that is not a finite
+ * number as a whole (strtod, "C" locale), or -1. Absent tokens (start -1) are bad. */
+static PyObject *parse_floats(PyObject *self, PyObject *args) {
+    PyObject *data_o, *st_o, *ln_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOOO", &data_o, &st_o, &ln_o, &out_o)) return NULL;
+    Py_buffer data, st, ln, out;
+    if (get_array(data_o, 1, 0, &data, "data") < 0) return NULL;
+    if (get_array(st_o, 8, 0, &st, "starts") < 0) { PyBuffer_Release(&data); return NULL; }
+    if (get_array(ln_o, 4, 0, &ln, "lens") < 0) goto f1;
+    if (get_array(out_o, 8, 1, &out, "out") < 0) goto f2;
+    Py_ssize_t n = count_of(&out), bad = -1;
+    if (count_of(&st) != n || count_of(&ln) != n) {
+        PyErr_SetString(PyExc_ValueError, "parse_floats: arrays of different lengths");
+        goto f3;
+    }
+    const char *p = data.buf;
+    const int64_t *starts = st.buf;
+    const int32_t *lens = ln.buf;
+    double *values = out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    char local[4097];
+    for (Py_ssize_t r = 0; r < n; r++) {
+        int64_t s = starts[r];
+        int32_t len = lens[r];
+        if (s < 0 || len <= 0 || len >= (int32_t)sizeof local || s + len > data.len) { bad = r; break; }
+        memcpy(local, p + s, (size_t)len);
+        local[len] = '\0';
+        char *end;
+        double v = strtod_l(local, &end, c_locale);
+        if (end != local + len || !isfinite(v)) { bad = r; break; }
+        values[r] = v;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&out); PyBuffer_Release(&ln); PyBuffer_Release(&st); PyBuffer_Release(&data);
+    return PyLong_FromSsize_t(bad);
+f3: PyBuffer_Release(&out);
+f2: PyBuffer_Release(&ln);
+f1: PyBuffer_Release(&st); PyBuffer_Release(&data);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- rank */
+
+typedef struct {
+    const unsigned char *data;
+    const int64_t *start;
+    const int32_t *len;
+    const double *score;
+} RankKeys;
+
+/* <0 when row a goes before row b: score desc, then docno desc (bytes), then row. */
+static inline int rank_cmp(const RankKeys *k, int64_t a, int64_t b) {
+    double sa = k->score[a], sb = k->score[b];
+    if (sa != sb) return sa > sb ? -1 : 1;
+    int32_t la = k->len[a], lb = k->len[b];
+    int c = memcmp(k->data + k->start[a], k->data + k->start[b], (size_t)(la < lb ? la : lb));
+    if (c == 0) c = (la > lb) - (la < lb);
+    if (c != 0) return -c;
+    return (a > b) - (a < b);
+}
+
+/* Stable merge sort of idx[0:n] (tmp has room for n). */
+static void merge_sort(int64_t *idx, int64_t *tmp, Py_ssize_t n, const RankKeys *k) {
+    if (n < 2) return;
+    if (n <= 16) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int64_t v = idx[i];
+            Py_ssize_t j = i;
+            while (j > 0 && rank_cmp(k, v, idx[j - 1]) < 0) { idx[j] = idx[j - 1]; j--; }
+            idx[j] = v;
+        }
+        return;
+    }
+    Py_ssize_t h = n / 2;
+    merge_sort(idx, tmp, h, k);
+    merge_sort(idx + h, tmp, n - h, k);
+    if (rank_cmp(k, idx[h - 1], idx[h]) <= 0) return;
+    memcpy(tmp, idx, (size_t)h * sizeof *idx);
+    Py_ssize_t a = 0, b = h, o = 0;
+    while (a < h && b < n) idx[o++] = rank_cmp(k, idx[b], tmp[a]) < 0 ? idx[b++] : tmp[a++];
+    while (a < h) idx[o++] = tmp[a++];
+}
+
+/* rank(data, starts, lens, query, score, n_queries, order_out) -> 0 or -1 (no memory)
+ * order_out: the rows grouped by query (ascending), within a query by score desc, docno desc.
+ * Rows a system wrote in ranking order cost one linear pass. */
+static PyObject *rank(PyObject *self, PyObject *args) {
+    PyObject *data_o, *st_o, *ln_o, *q_o, *sc_o, *out_o;
+    Py_ssize_t nq;
+    if (!PyArg_ParseTuple(args, "OOOOOnO", &data_o, &st_o, &ln_o, &q_o, &sc_o, &nq, &out_o))
+        return NULL;
+    Py_buffer data, st, ln, qv, sc, out;
+    if (get_array(data_o, 1, 0, &data, "data") < 0) return NULL;
+    if (get_array(st_o, 8, 0, &st, "starts") < 0) goto r0;
+    if (get_array(ln_o, 4, 0, &ln, "lens") < 0) goto r1;
+    if (get_array(q_o, 8, 0, &qv, "query") < 0) goto r2;
+    if (get_array(sc_o, 8, 0, &sc, "score") < 0) goto r3;
+    if (get_array(out_o, 8, 1, &out, "order") < 0) goto r4;
+    Py_ssize_t n = count_of(&qv);
+    if (count_of(&st) != n || count_of(&ln) != n || count_of(&sc) != n || count_of(&out) != n
+        || nq < 0) {
+        PyErr_SetString(PyExc_ValueError, "rank: arrays of different lengths");
+        goto r5;
+    }
+    const int64_t *q = qv.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (q[i] < 0 || q[i] >= nq) {
+            PyErr_SetString(PyExc_ValueError, "rank: query index out of range");
+            goto r5;
+        }
+    int64_t *order = out.buf;
+    int64_t *bound = calloc((size_t)nq + 1, sizeof *bound);
+    int64_t *tmp = malloc(((size_t)n / 2 + 1) * sizeof *tmp);
+    if (!bound || !tmp) { free(bound); free(tmp); PyErr_NoMemory(); goto r5; }
+    RankKeys keys = {data.buf, st.buf, ln.buf, sc.buf};
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) bound[q[i] + 1]++;
+    for (Py_ssize_t j = 0; j < nq; j++) bound[j + 1] += bound[j];
+    for (Py_ssize_t i = 0; i < n; i++) order[bound[q[i]]++] = i; /* counting sort, stable */
+    for (Py_ssize_t j = nq; j > 0; j--) bound[j] = bound[j - 1];
+    bound[0] = 0;
+    for (Py_ssize_t j = 0; j < nq; j++) {
+        int64_t *g = order + bound[j];
+        Py_ssize_t m = bound[j + 1] - bound[j];
+        Py_ssize_t i = 1;
+        while (i < m && rank_cmp(&keys, g[i - 1], g[i]) < 0) i++;
+        if (i < m) merge_sort(g, tmp, m, &keys);
+    }
+    Py_END_ALLOW_THREADS
+    free(bound);
+    free(tmp);
+    PyBuffer_Release(&out); PyBuffer_Release(&sc); PyBuffer_Release(&qv);
+    PyBuffer_Release(&ln); PyBuffer_Release(&st); PyBuffer_Release(&data);
+    Py_RETURN_NONE;
+r5: PyBuffer_Release(&out);
+r4: PyBuffer_Release(&sc);
+r3: PyBuffer_Release(&qv);
+r2: PyBuffer_Release(&ln);
+r1: PyBuffer_Release(&st);
+r0: PyBuffer_Release(&data);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- StrMap */
+
+static inline uint64_t mix64(uint64_t h) {
+    h ^= h >> 33; h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+/* A 64-bit hash of (key, bytes). It only proposes candidates: equality is memcmp. */
+static inline uint64_t hash_of(int64_t key, const unsigned char *p, Py_ssize_t n) {
+    uint64_t h = mix64((uint64_t)key * 0x9E3779B97F4A7C15ULL + (uint64_t)n);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x100000001B3ULL;
+        h ^= h >> 29;
+        p += 8; n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, (size_t)n);
+    return mix64(h ^ w);
+}
+
+typedef struct { uint64_t hash; int64_t entry; } Slot;
+
+typedef struct {
+    PyObject_HEAD
+    unsigned char *arena;
+    int64_t arena_len, arena_cap;
+    int64_t *off;       /* per entry: offset in arena */
+    int32_t *len;       /* per entry: length */
+    int64_t *key;       /* per entry: key */
+    int64_t n, cap;     /* entries, their capacity */
+    Slot *slots;        /* open addressing, entry -1 = empty */
+    int64_t mask;
+    int frozen;
+    pthread_mutex_t lock;
+} StrMap;
+
+static int grow_entries(StrMap *m) {
+    int64_t cap = m->cap ? 2 * m->cap : 1024;
+    int64_t *off = realloc(m->off, (size_t)cap * sizeof *off);
+    if (off) m->off = off;
+    int32_t *len = realloc(m->len, (size_t)cap * sizeof *len);
+    if (len) m->len = len;
+    int64_t *key = realloc(m->key, (size_t)cap * sizeof *key);
+    if (key) m->key = key;
+    if (!off || !len || !key) return -1;
+    m->cap = cap;
+    return 0;
+}
+
+static int grow_slots(StrMap *m) {
+    int64_t size = m->slots ? 2 * (m->mask + 1) : 2048;
+    Slot *slots = malloc((size_t)size * sizeof *slots);
+    if (!slots) return -1;
+    for (int64_t i = 0; i < size; i++) slots[i].entry = -1;
+    int64_t mask = size - 1;
+    if (m->slots) {
+        for (int64_t i = 0; i <= m->mask; i++) {
+            if (m->slots[i].entry < 0) continue;
+            int64_t j = (int64_t)(m->slots[i].hash & (uint64_t)mask);
+            while (slots[j].entry >= 0) j = (j + 1) & mask;
+            slots[j] = m->slots[i];
+        }
+        free(m->slots);
+    }
+    m->slots = slots;
+    m->mask = mask;
+    return 0;
+}
+
+/* The entry equal to (key, p[0:n]), or -1; *at is the slot where it is or would go. */
+static inline int64_t find(const StrMap *m, uint64_t h, int64_t key, const unsigned char *p,
+                           int32_t n, int64_t *at) {
+    int64_t j = (int64_t)(h & (uint64_t)m->mask);
+    for (;;) {
+        const Slot *s = &m->slots[j];
+        if (s->entry < 0) { *at = j; return -1; }
+        int64_t e = s->entry;
+        if (s->hash == h && m->key[e] == key && m->len[e] == n
+            && memcmp(m->arena + m->off[e], p, (size_t)n) == 0) {
+            *at = j;
+            return e;
+        }
+        j = (j + 1) & m->mask;
+    }
+}
+
+/* Insert (key, bytes) if absent; its code, or -1 when out of memory. */
+static int64_t intern_one(StrMap *m, int64_t key, const unsigned char *p, int32_t n) {
+    uint64_t h = hash_of(key, p, n);
+    int64_t at;
+    int64_t e = find(m, h, key, p, n, &at);
+    if (e >= 0) return e;
+    if (m->n >= m->cap && grow_entries(m) < 0) return -1;
+    if (m->arena_len + n > m->arena_cap) {
+        int64_t cap = m->arena_cap ? m->arena_cap : 1 << 16;
+        while (cap < m->arena_len + n) cap *= 2;
+        unsigned char *a = realloc(m->arena, (size_t)cap);
+        if (!a) return -1;
+        m->arena = a;
+        m->arena_cap = cap;
+    }
+    if (2 * (m->n + 1) > m->mask + 1) {
+        if (grow_slots(m) < 0) return -1;
+        find(m, h, key, p, n, &at);
+    }
+    e = m->n++;
+    memcpy(m->arena + m->arena_len, p, (size_t)n);
+    m->off[e] = m->arena_len;
+    m->len[e] = n;
+    m->key[e] = key;
+    m->arena_len += n;
+    m->slots[at].hash = h;
+    m->slots[at].entry = e;
+    return e;
+}
+
+static PyObject *StrMap_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    StrMap *m = (StrMap *)type->tp_alloc(type, 0);
+    if (!m) return NULL;
+    if (grow_slots(m) < 0) { Py_DECREF(m); return PyErr_NoMemory(); }
+    pthread_mutex_init(&m->lock, NULL);
+    return (PyObject *)m;
+}
+
+static void StrMap_dealloc(StrMap *m) {
+    free(m->arena); free(m->off); free(m->len); free(m->key); free(m->slots);
+    pthread_mutex_destroy(&m->lock);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+/* Shared argument handling of intern/lookup: (data, starts, lens, keys or None, out). */
+typedef struct { Py_buffer data, st, ln, keys, out; int has_keys; Py_ssize_t n; } Batch;
+
+static void batch_release(Batch *b) {
+    PyBuffer_Release(&b->out);
+    if (b->has_keys) PyBuffer_Release(&b->keys);
+    PyBuffer_Release(&b->ln); PyBuffer_Release(&b->st); PyBuffer_Release(&b->data);
+}
+
+static int batch_get(PyObject *args, Batch *b) {
+    PyObject *data_o, *st_o, *ln_o, *k_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOOOO", &data_o, &st_o, &ln_o, &k_o, &out_o)) return -1;
+    memset(b, 0, sizeof *b);
+    if (get_array(data_o, 1, 0, &b->data, "data") < 0) return -1;
+    if (get_array(st_o, 8, 0, &b->st, "starts") < 0) goto e0;
+    if (get_array(ln_o, 4, 0, &b->ln, "lens") < 0) goto e1;
+    b->has_keys = k_o != Py_None;
+    if (b->has_keys && get_array(k_o, 8, 0, &b->keys, "keys") < 0) goto e2;
+    if (get_array(out_o, 8, 1, &b->out, "out") < 0) goto e3;
+    b->n = count_of(&b->out);
+    if (count_of(&b->st) != b->n || count_of(&b->ln) != b->n
+        || (b->has_keys && count_of(&b->keys) != b->n)) {
+        PyErr_SetString(PyExc_ValueError, "StrMap: arrays of different lengths");
+        goto e4;
+    }
+    const int64_t *s = b->st.buf;
+    const int32_t *l = b->ln.buf;
+    for (Py_ssize_t i = 0; i < b->n; i++)
+        if (s[i] < 0 || l[i] < 0 || s[i] + l[i] > b->data.len) {
+            PyErr_SetString(PyExc_ValueError, "StrMap: string outside the data");
+            goto e4;
+        }
+    return 0;
+e4: PyBuffer_Release(&b->out);
+e3: if (b->has_keys) PyBuffer_Release(&b->keys);
+e2: PyBuffer_Release(&b->ln);
+e1: PyBuffer_Release(&b->st);
+e0: PyBuffer_Release(&b->data);
+    return -1;
+}
+
+static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
+    if (m->frozen) {
+        PyErr_SetString(PyExc_RuntimeError, "StrMap.intern: the map is frozen");
+        return NULL;
+    }
+    Batch b;
+    if (batch_get(args, &b) < 0) return NULL;
+    const unsigned char *p = b.data.buf;
+    const int64_t *s = b.st.buf, *k = b.has_keys ? b.keys.buf : NULL;
+    const int32_t *l = b.ln.buf;
+    int64_t *out = b.out.buf;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&m->lock);
+    for (Py_ssize_t i = 0; i < b.n && ok; i++) {
+        out[i] = intern_one(m, k ? k[i] : 0, p + s[i], l[i]);
+        ok = out[i] >= 0;
+    }
+    pthread_mutex_unlock(&m->lock);
+    Py_END_ALLOW_THREADS
+    batch_release(&b);
+    if (!ok) return PyErr_NoMemory();
+    return PyLong_FromLongLong(m->n);
+}
+
+static PyObject *StrMap_lookup(StrMap *m, PyObject *args) {
+    if (!m->frozen) {
+        PyErr_SetString(PyExc_RuntimeError, "StrMap.lookup: freeze the map first");
+        return NULL;
+    }
+    Batch b;
+    if (batch_get(args, &b) < 0) return NULL;
+    const unsigned char *p = b.data.buf;
+    const int64_t *s = b.st.buf, *k = b.has_keys ? b.keys.buf : NULL;
+    const int32_t *l = b.ln.buf;
+    int64_t *out = b.out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < b.n; i++) {
+        int64_t key = k ? k[i] : 0, at;
+        out[i] = find(m, hash_of(key, p + s[i], l[i]), key, p + s[i], l[i], &at);
+    }
+    Py_END_ALLOW_THREADS
+    batch_release(&b);
+    Py_RETURN_NONE;
+}
+
+static PyObject *StrMap_freeze(StrMap *m, PyObject *unused) {
+    pthread_mutex_lock(&m->lock);
+    m->frozen = 1;
+    pthread_mutex_unlock(&m->lock);
+    Py_RETURN_NONE;
+}
+
+/* keys() -> bytes holding the int64 key of every entry, in code order. */
+static PyObject *StrMap_keys(StrMap *m, PyObject *unused) {
+    pthread_mutex_lock(&m->lock);
+    PyObject *r = PyBytes_FromStringAndSize((const char *)m->key, (Py_ssize_t)(m->n * 8));
+    pthread_mutex_unlock(&m->lock);
+    return r;
+}
+
+/* strings(codes=None) -> list of the bytes of those entries (all, in code order). */
+static PyObject *StrMap_strings(StrMap *m, PyObject *args) {
+    PyObject *codes_o = Py_None;
+    if (!PyArg_ParseTuple(args, "|O", &codes_o)) return NULL;
+    Py_buffer codes;
+    int has = codes_o != Py_None;
+    if (has && get_array(codes_o, 8, 0, &codes, "codes") < 0) return NULL;
+    pthread_mutex_lock(&m->lock);
+    Py_ssize_t n = has ? count_of(&codes) : (Py_ssize_t)m->n;
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        int64_t e = has ? ((const int64_t *)codes.buf)[i] : i;
+        if (e < 0 || e >= m->n) {
+            PyErr_SetString(PyExc_IndexError, "StrMap.strings: code out of range");
+            Py_CLEAR(list);
+            break;
+        }
+        PyObject *item = PyBytes_FromStringAndSize((const char *)m->arena + m->off[e], m->len[e]);
+        if (!item) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, item);
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (has) PyBuffer_Release(&codes);
+    return list;
+}
+
+static Py_ssize_t StrMap_len(StrMap *m) { return (Py_ssize_t)m->n; }
+
+static PyMethodDef StrMap_methods[] = {
+    {"intern", (PyCFunction)StrMap_intern, METH_VARARGS,
+     "intern(data, starts, lens, keys, out) -> size: code of each (key, string), new ones "
+     "numbered in order of first appearance"},
+    {"lookup", (PyCFunction)StrMap_lookup, METH_VARARGS,
+     "lookup(data, starts, lens, keys, out): code of each (key, string), -1 when absent"},
+    {"freeze", (PyCFunction)StrMap_freeze, METH_NOARGS, "no more inserts; lookups allowed"},
+    {"keys", (PyCFunction)StrMap_keys, METH_NOARGS, "int64 key of every entry (bytes)"},
+    {"strings", (PyCFunction)StrMap_strings, METH_VARARGS, "bytes of the given entries"},
+    {NULL}
+};
+
+static PySequenceMethods StrMap_seq = {.sq_length = (lenfunc)StrMap_len};
+
+static PyTypeObject StrMapType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rpp_cli.core._kernel.StrMap",
+    .tp_basicsize = sizeof(StrMap),
+    .tp_dealloc = (destructor)StrMap_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Exact dictionary of (int64 key, byte string) -> dense int64 code.",
+    .tp_methods = StrMap_methods,
+    .tp_as_sequence = &StrMap_seq,
+    .tp_new = StrMap_new,
+};
+
+/* ---------------------------------------------------------------- module */
+
+static PyMethodDef methods[] = {
+    {"split", split, METH_VARARGS, "split lines into fields (see rpp_cli/core)"},
+    {"parse_floats", parse_floats, METH_VARARGS, "tokens -> finite doubles"},
+    {"rank", rank, METH_VARARGS, "order rows by query, score desc, docno desc"},
+    {NULL}
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__kernel(void) {
+    c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (!c_locale) return PyErr_NoMemory();
+    if (PyType_Ready(&StrMapType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&StrMapType);
+    if (PyModule_AddObject(m, "StrMap", (PyObject *)&StrMapType) < 0) {
+        Py_DECREF(&StrMapType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

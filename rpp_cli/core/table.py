@@ -1,0 +1,152 @@
+"""Whitespace-separated text files as columns of (offset, length) into their bytes.
+
+One tokenizer for every format rpp reads (trec_eval's rules): fields are separated by runs of
+spaces and tabs; a CR before LF and a UTF-8 BOM at the start are ignored; blank lines and lines
+whose first field starts with ``#`` are skipped; any other control byte is an error, and so is
+a field longer than :data:`MAX_TOKEN_BYTES`. Strings are never padded or copied per row: a
+column is two integer arrays, so memory is proportional to the file, not to its longest id.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from . import _kernel
+from .source import read_source
+
+MAX_TOKEN_BYTES = 4096  # the longest field (qid, docno, score, tag ...) a file may hold
+MAX_INPUT_BYTES = int(os.environ.get("RPP_MAX_INPUT_BYTES", 16 << 30))  # per file, decompressed
+
+_ERR_CONTROL, _ERR_TOO_LONG = 1, 2
+
+
+def read_bytes(path: str) -> bytearray:
+    """The content of ``path`` (``-`` = stdin; gzip detected by magic), at most the limit."""
+    return read_source(path, MAX_INPUT_BYTES)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One field of every row: ``data[starts[i]:starts[i] + lens[i]]``."""
+
+    data: bytearray | bytes
+    starts: np.ndarray  # int64, contiguous
+    lens: np.ndarray  # int32, contiguous
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def take(self, rows: np.ndarray) -> "Column":
+        return Column(self.data, self.starts[rows], self.lens[rows])
+
+    def bytes(self, row: int) -> bytes:
+        start = int(self.starts[row])
+        return bytes(self.data[start:start + int(self.lens[row])])
+
+    def digits_only(self) -> np.ndarray:
+        """Mask of the values made of ASCII digits only."""
+        lens = self.lens.astype(np.int64)
+        if len(lens) == 0 or lens.sum() == 0:
+            return lens > 0
+        offsets = np.cumsum(lens) - lens
+        index = np.repeat(self.starts - offsets, lens) + np.arange(int(lens.sum()))
+        byte = np.frombuffer(self.data, dtype=np.uint8)[index]
+        bad = ((byte < 48) | (byte > 57)).astype(np.int64)
+        nonempty = lens > 0
+        counts = np.zeros(len(lens), dtype=np.int64)
+        counts[nonempty] = np.add.reduceat(bad, offsets[nonempty])
+        return nonempty & (counts == 0)
+
+    def text(self, row: int) -> str:
+        """One value as text (for messages and names); undecodable bytes escaped."""
+        return self.bytes(row).decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class Table:
+    """The data rows of a file split into fields; ``columns[k]`` is field ``fields[k]``."""
+
+    path: str
+    data: bytearray | bytes
+    nfields: np.ndarray  # int32, fields of each row
+    columns: dict[int, Column]
+
+    def __len__(self) -> int:
+        return len(self.nfields)
+
+    def column(self, field: int) -> Column:
+        return self.columns[field]
+
+    def line(self, row: int) -> int:
+        """1-based line number of a row (counted on demand: only error messages need it)."""
+        return line_at(self.data, int(self.columns[0].starts[row]))
+
+    def lines(self, rows: np.ndarray) -> np.ndarray:
+        """1-based line numbers of many rows at once."""
+        newlines = np.flatnonzero(np.frombuffer(self.data, dtype=np.uint8) == 10)
+        return np.searchsorted(newlines, self.columns[0].starts[rows]) + 1
+
+    def floats(self, field: int, what: str, rows: np.ndarray | None = None) -> np.ndarray:
+        """Field ``field`` as finite float64 (C's strtod of the whole field); the first bad
+        value is an InputError naming its line."""
+        col = self.columns[field] if rows is None else self.columns[field].take(rows)
+        out = np.empty(len(col), dtype=np.float64)
+        bad = _kernel.parse_floats(self.data, col.starts, col.lens, out)
+        if bad >= 0:
+            row = int(bad) if rows is None else int(rows[bad])
+            raise InputError(f"{what} '{col.text(bad)}' is not a finite number", self.path,
+                             self.line(row))
+        return out
+
+
+def column_of(strings: list[bytes]) -> Column:
+    """A column holding ``strings`` (e.g. ids that came from another file)."""
+    lens = np.array([len(s) for s in strings], dtype=np.int32)
+    starts = np.cumsum(lens, dtype=np.int64) - lens
+    return Column(b"".join(strings), starts, lens)
+
+
+def line_at(data: bytearray | bytes, offset: int) -> int:
+    """1-based line number of byte ``offset``."""
+    return data.count(b"\n", 0, offset) + 1
+
+
+def split(path: str, fields: tuple[int, ...], counts: tuple[int, ...], kind: str,
+          more_ok: bool = False, data: bytearray | bytes | None = None) -> Table:
+    """Read ``path`` and split its data lines, keeping the 0-based ``fields`` (field 0 always).
+
+    Every row must have a field count in ``counts`` (or, with ``more_ok``, at least the
+    largest: trec_eval ignores extra fields). An empty file, a control byte, a field longer than
+    MAX_TOKEN_BYTES and a wrong field count are InputErrors naming the line.
+    """
+    data = read_bytes(path) if data is None else data
+    want = np.array(sorted(set(fields) | {0}), dtype=np.int32)
+    capacity = data.count(b"\n") + 1
+    nfields = np.empty(capacity, dtype=np.int32)
+    starts = np.empty(capacity * len(want), dtype=np.int64)
+    lens = np.empty(capacity * len(want), dtype=np.int32)
+    rows, err, at, a, b = _kernel.split(data, want, MAX_TOKEN_BYTES, nfields, starts, lens)
+    nfields = nfields[:rows]
+    wrong = ~np.isin(nfields, counts)
+    if more_ok:
+        wrong &= nfields < max(counts)
+    if wrong.any():  # before any byte error: it comes first in the file
+        row = int(np.argmax(wrong))
+        expected = " or ".join(map(str, counts)) + (" or more" if more_ok else "")
+        raise InputError(f"expected {expected} fields ({kind}), found {int(nfields[row])}", path,
+                         line_at(data, int(starts[row])))
+    if err == _ERR_CONTROL:
+        raise InputError(f"not a text file: control byte 0x{a:02x}; expected {kind}", path,
+                         line_at(data, at))
+    if err == _ERR_TOO_LONG:
+        raise InputError(f"field {a} is {b:,} bytes long, over the limit of {MAX_TOKEN_BYTES:,}",
+                         path, line_at(data, at))
+    if rows == 0:
+        raise InputError(f"empty file: no {kind} lines", path)
+    columns = {int(f): Column(data, starts[k * capacity:k * capacity + rows],
+                              lens[k * capacity:k * capacity + rows])
+               for k, f in enumerate(want)}
+    return Table(path, data, nfields, columns)
