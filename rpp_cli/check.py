@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
-from .evaluate import Options, load, measure
+from .evaluate import Options, evaluate_runs
 from .measures import resolve
 from .results import Results
 from .stats import DEFAULT_SEED, pair_values, significance, testable
@@ -66,9 +66,9 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
         if len(found) != 1 or found[0].kind != "metric" or len(found[0].outputs) != 1:
             raise InputError(f"--max-drop '{name}': needs one per-run metric (e.g. map, P.10)")
     wanted = list({m.name: m for m in tested + [f[0] for f in drop_measures]}.values())
-    coll = load(qrels_path, [baseline, *candidates], options, notes)
-    ctx = measure(coll, wanted, False, notes, options.jobs)
+    ctx = evaluate_runs(qrels_path, [baseline, *candidates], wanted, options, False, notes)
     names = testable(ctx, tested, notes)
+    coll = ctx.collection
     results = Results(coll.qids, coll.run_names)
     verdicts: list[Verdict] = []
     for c in range(1, len(coll.run_names)):

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from .core import Dictionary, first_seen, rank_rows
+from .core import Dictionary, rank_rows
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant
 from .io.runs import Run, name_runs, read_run
@@ -48,6 +48,15 @@ class RunRows:
                                                                                len(self.qidx)))) + 1
 
 
+@dataclass(frozen=True)
+class Judged:
+    """The judged (query, docno) codes 0..J-1 of a collection: known before any run is read."""
+
+    qids: list[str]  # evaluated queries, trec_eval order
+    query: np.ndarray  # (J,) query index of each code
+    grade: np.ndarray  # (J,) grade in the main qrels, NaN when judged elsewhere only
+
+
 @dataclass
 class Collection:
     """Everything the measures need, as arrays over queries, relevant items and runs.
@@ -64,8 +73,7 @@ class Collection:
     item_doc: np.ndarray  # (I,) its code in the dictionary
     ranks: np.ndarray  # (R, I) rank of each relevant item in each run, 0 = not retrieved
     runs: list[RunRows]
-    judged_query: np.ndarray  # (J,) query index of each judged code 0..J-1
-    judged_grade: np.ndarray  # (J,) its grade in the main qrels, NaN when judged elsewhere only
+    judged: Judged  # the judged codes 0..J-1
     corpus_size: np.ndarray  # (Q,) n of each query (SPEC §2)
     level: float | None = None
     subtopics: SubtopicIndex | None = None
@@ -144,10 +152,12 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
 def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            corpus_size: int | None = None, dedup: bool = False,
            notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
-           jobs: int = 1) -> Collection:
+           jobs: int = 1,
+           on_run: Callable[[Judged, int, RunRows], None] | None = None) -> Collection:
     """Read the runs and join them to the qrels: evaluated queries, relevant items, ranks
     (SPEC §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
-    read and joined by ``jobs`` threads."""
+    read and joined by ``jobs`` threads; ``on_run`` sees each run's rows as they come, on
+    this thread."""
     from .subtopics import encode_subtopics
 
     notes = notes if notes is not None else []
@@ -156,7 +166,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
         raise InputError("no query has a relevant item" + (f" at level {level:g}" if level else ""),
                          path=qrels.path)
     qpos = {q: i for i, q in enumerate(qids)}
-    docs = Dictionary()
+    docs = Dictionary(len(qids))
     main_q = np.array([qpos.get(q, -1) for q in qrels.qids], dtype=np.int64)[qrels.qid]
     main = np.flatnonzero(main_q >= 0)
     docs.add(qrels.docno.take(main), main_q[main])  # codes 0..len(main)-1, in this order
@@ -178,9 +188,11 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     item_of_doc[item_doc] = np.arange(len(item_doc))
 
     judged_qids = set(qrels.qids)
-    loaded = map_runs(lambda r: _load_run(run_paths[r], qpos, judged_qids, docs, dedup,
+    judged = Judged(qids, judged_query, judged_grade)
+    loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, judged_qids, docs, dedup,
                                           qrels.path),
-                      len(run_paths), 1 if "-" in run_paths else jobs, label="reading runs")
+                      len(run_paths), 1 if "-" in run_paths else jobs, label="reading runs",
+                      then=None if on_run is None else lambda r, run: on_run(judged, r, run.rows))
     run_names, name_notes = name_runs(loaded)
     notes.extend(name_notes)
     ranks = np.zeros((len(loaded), len(item_doc)), dtype=np.int64)
@@ -204,7 +216,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
                          f"distinct items of query {qids[q]}")
     coll = Collection(run_names, qids, item_query, _item_grades(judged_grade, item_doc),
                       item_docno, item_doc, ranks, [run.rows for run in loaded],
-                      judged_query, judged_grade,
+                      judged,
                       union if corpus_size is None else np.full(len(qids), corpus_size,
                                                                   dtype=np.int64), level)
     if subtopics is not None:
@@ -246,7 +258,7 @@ class LoadedRun:
     missing: list[int]  # evaluated queries the run has no line for
 
 
-def _load_run(path: str, qpos: dict[str, int], judged: set[str], docs: Dictionary,
+def _load_run(r: int, path: str, qpos: dict[str, int], judged: set[str], docs: Dictionary,
               dedup: bool, qrels_path: str) -> LoadedRun:
     """Read one run and join it: rows of evaluated queries, duplicates resolved, ranked, each
     (query, docno) coded in ``docs`` (shared by all runs; safe from several threads)."""
@@ -257,12 +269,12 @@ def _load_run(path: str, qpos: dict[str, int], judged: set[str], docs: Dictionar
     if len(rows) == 0:
         raise InputError(f"shares no query with the qrels ({qrels_path})", path=run.path)
     notes: list[str] = []
-    rows = _resolve_duplicates(run, rows, qidx, dedup, notes)
-    docno, query, score = run.docno.take(rows), qidx[rows], run.score[rows]
-    order = rank_rows(docno, query, score, len(qpos))
-    docno, query, score = docno.take(order), query[order], score[order]
-    rows_out = RunRows(query, docs.add(docno, query), score,
-                       _trec_order(docno, query, score, len(qpos)))
+    order = rows[rank_rows(run.docno.take(rows), qidx[rows], run.score[rows], len(qpos))]
+    code, repeat = docs.add_batch(run.docno.take(order), qidx[order], r)
+    if repeat.any():
+        order, code = _resolve_duplicates(run, order, code, repeat, dedup, notes)
+    docno, query, score = run.docno.take(order), qidx[order], run.score[order]
+    rows_out = RunRows(query, code, score, _trec_order(docno, query, score, len(qpos)))
     present = np.zeros(len(qpos), dtype=bool)
     present[query] = True
     return LoadedRun(run.path, run.tag, rows_out, notes, sum(q not in judged for q in texts),
@@ -285,24 +297,23 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def _resolve_duplicates(run: Run, rows: np.ndarray, qidx: np.ndarray, dedup: bool,
-                        notes: list[str]) -> np.ndarray:
-    """Rows with a docno repeated within a query: an error at the first repeat (in file
-    order), or with ``dedup`` keep the best-scored copy (the earliest among equal scores)."""
-    codes = Dictionary().add(run.docno.take(rows), qidx[rows])
-    first = first_seen(codes)
-    if first.all():
-        return rows
+def _resolve_duplicates(run: Run, rows: np.ndarray, code: np.ndarray, repeat: np.ndarray,
+                        dedup: bool, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Ranked rows whose (query, docno) ``code`` repeats (``repeat``: not its first row in
+    ranking order): an error at the first repeat in file order, or with ``dedup`` keep the
+    best-scored copy: the first in ranking order (the earliest line among equal scores)."""
     if not dedup:
-        late = int(np.argmin(first))
-        early = int(np.argmax(codes == codes[late]))
-        qid = _text(run.qid_values[run.qid_codes[rows[late]]])
-        raise InputError(f"docno '{run.docno.text(rows[late])}' repeated in query {qid} (first "
-                         f"at line {run.line(rows[early])}); use --dedup to keep the "
-                         "best-scored copy", run.path, run.line(rows[late]))
-    order = np.lexsort((np.arange(len(codes)), -run.score[rows], codes))
-    c = codes[order]
-    kept = np.sort(order[np.concatenate(([True], c[1:] != c[:-1]))])
-    notes.append(f"{run.path}: {_count(len(rows) - len(kept), 'repeated docno', 'repeated docnos')}"
+        repeated = np.flatnonzero(np.isin(code, code[repeat]))
+        seen: set[int] = set()
+        for i in repeated[np.argsort(rows[repeated])].tolist():  # in file order
+            if int(code[i]) in seen:
+                break  # the first line that repeats an earlier one
+            seen.add(int(code[i]))
+        early = int(min(rows[code == code[i]]))
+        qid = _text(run.qid_values[run.qid_codes[rows[i]]])
+        raise InputError(f"docno '{run.docno.text(int(rows[i]))}' repeated in query {qid} (first "
+                         f"at line {run.line(early)}); use --dedup to keep the best-scored copy",
+                         run.path, run.line(int(rows[i])))
+    notes.append(f"{run.path}: {_count(int(repeat.sum()), 'repeated docno', 'repeated docnos')}"
                  " dropped, kept the best-scored copy of each")
-    return rows[kept]
+    return rows[~repeat], code[~repeat]

@@ -26,7 +26,7 @@ import numpy as np
 from .aggregate import query_table, rank_positions, subset_scores
 from .collection import Collection
 from .errors import InputError
-from .evaluate import Context, Options, load, measure
+from .evaluate import Context, Options, evaluate_runs, measure
 from .measures import Measure, resolve
 from .results import Results
 from .stats import DEFAULT_SEED, adjust, hsd, kendall_tau_b, pair_values, testable, ttest
@@ -104,12 +104,12 @@ def subsample_judgments(coll: Collection, fraction: float,
     slot = np.arange(n_items) - bounds[coll.item_query[order]]
     keep = np.zeros(n_items, dtype=bool)
     keep[order] = slot < keep_n[coll.item_query[order]]
-    judged_grade = coll.judged_grade.copy()
+    judged_grade = coll.judged.grade.copy()
     judged_grade[coll.item_doc[~keep]] = np.nan  # no longer judged
     return replace(coll, item_query=coll.item_query[keep], item_grade=coll.item_grade[keep],
                    item_docno=[d for d, k in zip(coll.item_docno, keep.tolist()) if k],
                    item_doc=coll.item_doc[keep], ranks=coll.ranks[:, keep],
-                   judged_grade=judged_grade)
+                   judged=replace(coll.judged, grade=judged_grade))
 
 
 def _mean_tau(taus: np.ndarray) -> float:
@@ -265,10 +265,10 @@ def plan_meta(qrels_path: str, run_paths: list[str], measure_names: list[str] | 
     """Evaluate the runs once and lay out the jobs of ``rpp meta``."""
     check(opts, len(run_paths))
     measures = resolve(measure_names)
-    coll = load(qrels_path, run_paths, options, notes)
-    if len(coll.qids) < 2 and {"power", "predictive"} & set(opts.analyses):
+    ctx = evaluate_runs(qrels_path, run_paths, measures, options, False, notes)
+    if len(ctx.collection.qids) < 2 and {"power", "predictive"} & set(opts.analyses):
         raise InputError("discriminative and predictive power need at least 2 queries")
-    meta = Meta(measure(coll, measures, False, notes, options.jobs), measures, opts, notes)
+    meta = Meta(ctx, measures, opts, notes)
     if not meta.subjects:
         raise InputError("no measure with per-query values to study")
     if "robustness" in opts.analyses:

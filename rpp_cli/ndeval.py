@@ -183,7 +183,7 @@ def _repeated_rank(run: Run, order: np.ndarray, topic: np.ndarray, rank: np.ndar
 def _repeated_docno(run: Run, rows: np.ndarray, topic: np.ndarray, dense: np.ndarray) -> None:
     """InputError at the first line (of ``rows``, in file order) repeating a docno of its
     topic."""
-    codes = Dictionary().add(run.docno.take(rows), dense[rows])
+    codes = Dictionary(int(dense.max(initial=0)) + 1).add(run.docno.take(rows), dense[rows])
     first = first_seen(codes)
     if first.all():
         return
@@ -201,9 +201,9 @@ def _repeat_error(run: Run, what: str, shown, topic: int, early: int, late: int)
 def _match_items(row_query: np.ndarray, docnos: Column, item_query: np.ndarray,
                  item_docno: list[str]) -> np.ndarray:
     """Item index of each (query index, docno) row, -1 when it is no relevant item."""
-    items = Dictionary()
+    items = Dictionary(int(item_query.max(initial=0)) + 1)
     items.add(column_of([d.encode("utf-8", "surrogateescape") for d in item_docno]), item_query)
     items.freeze()
-    out = items.find(docnos, np.maximum(row_query, 0))
+    out = items.find(docnos, row_query)
     out[row_query < 0] = -1
     return out

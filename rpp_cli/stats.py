@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
-from .evaluate import Options, load, measure
+from .evaluate import Options, evaluate_runs
 from .measures import PREFERENCE, resolve
 from .results import Results
 
@@ -203,8 +203,7 @@ def run_compare(qrels_path: str, run_paths: list[str], measure_names: list[str] 
     if len(run_paths) < 2:
         raise InputError("compare needs at least two runs")
     measures = resolve(measure_names)
-    coll = load(qrels_path, run_paths, options, notes)
-    ctx = measure(coll, measures, False, notes, options.jobs)
+    ctx = evaluate_runs(qrels_path, run_paths, measures, options, False, notes)
     names = testable(ctx, measures, notes)
     return compare(ctx, names, test, correction, permutations, seed)
 

@@ -125,7 +125,7 @@ def rank(judgments: Judgments, retrieved: Retrieved, max_retrieved: int | None,
         position = np.arange(len(order)) - bounds[r_query[order]]
         order = order[position < max_retrieved]
         bounds = np.searchsorted(r_query[order], np.arange(len(evaluated) + 1))
-    docs = Dictionary()  # (query, docno) -> code
+    docs = Dictionary(len(evaluated))  # (query, docno) -> code
     r_doc = docs.add(r_docno.take(order), r_query[order])
     j_doc = docs.add(judgments.docno.take(j_rows), j_query)
     _check_duplicates(docs, (r_doc, r_query[order], r_rows[order], retrieved, run_path),

@@ -111,8 +111,8 @@ def test_subsample_judgments(base):
     assert np.array_equal(sub.corpus_size, coll.corpus_size)
     kept = set(sub.item_doc.tolist())
     for doc in coll.item_doc.tolist():  # a dropped relevant judgment is no judgment at all
-        assert (not np.isnan(sub.judged_grade[doc])) == (doc in kept)
-    assert np.array_equal(coll.judged_grade <= 0, sub.judged_grade <= 0)  # non-relevant kept
+        assert (not np.isnan(sub.judged.grade[doc])) == (doc in kept)
+    assert np.array_equal(coll.judged.grade <= 0, sub.judged.grade <= 0)  # non-relevant kept
 
 
 def test_predictive_matches_scipy_on_the_same_splits(base):

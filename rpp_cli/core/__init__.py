@@ -13,20 +13,22 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernel
+from ._kernel import nested_dicts
 from .table import (MAX_INPUT_BYTES, MAX_TOKEN_BYTES, Column, Table, column_of, line_at, read_bytes,
                     split)
 
 __all__ = ["MAX_INPUT_BYTES", "MAX_TOKEN_BYTES", "Column", "Dictionary", "Table", "column_of",
            "first_seen",
-           "line_at", "rank_rows", "read_bytes", "split"]
+           "line_at", "nested_dicts", "rank_rows", "read_bytes", "split"]
 
 
 class Dictionary:
-    """Exact dictionary of (int64 key, byte string) -> code 0, 1, ... in order of first
-    appearance. ``add`` may be called from several threads; ``find`` needs ``freeze`` first."""
+    """Exact dictionary of (key, byte string) -> code 0, 1, ... in order of first appearance;
+    keys are 0 .. n_keys-1 (a query index, say), each with its own table. ``add`` may be
+    called from several threads; ``find`` needs ``freeze`` first."""
 
-    def __init__(self) -> None:
-        self._map = _kernel.StrMap()
+    def __init__(self, n_keys: int = 1) -> None:
+        self._map = _kernel.StrMap(max(1, n_keys))
 
     def __len__(self) -> int:
         return len(self._map)
@@ -36,6 +38,15 @@ class Dictionary:
         out = np.empty(len(col), dtype=np.int64)
         self._map.intern(col.data, col.starts, col.lens, _keys(keys), out)
         return out
+
+    def add_batch(self, col: Column, keys: np.ndarray, batch: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`add`, plus a mask of the rows whose code an earlier row of this call had
+        (``batch``: a number no other call on this dictionary uses)."""
+        out = np.empty(len(col), dtype=np.int64)
+        repeat = np.empty(len(col), dtype=np.uint8)
+        self._map.intern(col.data, col.starts, col.lens, _keys(keys), out, repeat, batch)
+        return out, repeat.view(bool)
 
     def find(self, col: Column, keys: np.ndarray | None = None) -> np.ndarray:
         """The code of every (key, string) of ``col``, -1 where absent."""

@@ -144,9 +144,56 @@ fail0: PyBuffer_Release(&data);
     return NULL;
 }
 
+/* count_lines(data) -> the number of LF bytes (memchr: vectorised by the C library). */
+static PyObject *count_lines(PyObject *self, PyObject *arg) {
+    Py_buffer data;
+    if (get_array(arg, 1, 0, &data, "data") < 0) return NULL;
+    Py_ssize_t count = 0;
+    Py_BEGIN_ALLOW_THREADS
+    const char *p = data.buf, *end = p + data.len;
+    while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        count++;
+        p++;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&data);
+    return PyLong_FromSsize_t(count);
+}
+
 /* ---------------------------------------------------------------- numbers */
 
 static locale_t c_locale;
+
+static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21,
+                                 1e22};
+
+/* Clinger's fast path: a plain decimal [+-]digits[.digits] with at most 15 significant digits
+ * and 22 decimals is m / 10^k with both exact doubles, so one IEEE division gives the correctly
+ * rounded value, which is what strtod returns. 0 when the token is anything else. */
+static inline int plain_decimal(const char *p, int32_t n, double *out) {
+    int32_t i = 0;
+    int neg = 0, dot = 0, any = 0, digits = 0, decimals = 0;
+    uint64_t m = 0;
+    if (i < n && (p[i] == '-' || p[i] == '+')) neg = p[i++] == '-';
+    for (; i < n; i++) {
+        char c = p[i];
+        if (c >= '0' && c <= '9') {
+            any = 1;
+            decimals += dot;
+            m = m * 10 + (uint64_t)(c - '0');
+            if (m && ++digits > 15) return 0;
+        } else if (c == '.' && !dot) {
+            dot = 1;
+        } else {
+            return 0;
+        }
+    }
+    if (!any || decimals > 22) return 0;
+    double v = (double)m / POW10[decimals];
+    *out = neg ? -v : v;
+    return 1;
+}
 
 /* parse_floats(data, starts, lens, out) -> index of the first token that is not a finite
  * number as a whole (strtod, "C" locale), or -1. Absent tokens (start -1) are bad. */
@@ -173,6 +220,7 @@ static PyObject *parse_floats(PyObject *self, PyObject *args) {
         int64_t s = starts[r];
         int32_t len = lens[r];
         if (s < 0 || len <= 0 || len >= (int32_t)sizeof local || s + len > data.len) { bad = r; break; }
+        if (plain_decimal(p + s, len, &values[r])) continue;
         memcpy(local, p + s, (size_t)len);
         local[len] = '\0';
         char *end;
@@ -291,6 +339,59 @@ r0: PyBuffer_Release(&data);
     return NULL;
 }
 
+/* ---------------------------------------------------------------- dicts for pytrec_eval */
+
+/* nested_dicts(keys, bounds, names, index, values, by_row=False) -> {keys[q]: {names[index[i]]:
+ * v(i) for i in bounds[q]:bounds[q+1]}} with v(i) = values[i] (by_row) or values[i - bounds[q]]
+ * (by position in the query): a run or qrels as pytrec_eval takes them, built from arrays with
+ * one dict insert per row and no new object. */
+static PyObject *nested_dicts(PyObject *self, PyObject *args) {
+    PyObject *keys, *bounds_o, *names, *index_o, *values;
+    int by_row = 0;
+    if (!PyArg_ParseTuple(args, "O!OO!OO!|p", &PyList_Type, &keys, &bounds_o, &PyList_Type,
+                          &names, &index_o, &PyList_Type, &values, &by_row))
+        return NULL;
+    Py_buffer bv, iv;
+    if (get_array(bounds_o, 8, 0, &bv, "bounds") < 0) return NULL;
+    if (get_array(index_o, 8, 0, &iv, "index") < 0) { PyBuffer_Release(&bv); return NULL; }
+    const int64_t *bounds = bv.buf, *index = iv.buf;
+    Py_ssize_t nq = PyList_GET_SIZE(keys), nn = PyList_GET_SIZE(names);
+    Py_ssize_t nv = PyList_GET_SIZE(values), ni = count_of(&iv);
+    PyObject *out = NULL;
+    if (count_of(&bv) != nq + 1) {
+        PyErr_SetString(PyExc_ValueError, "nested_dicts: bounds must have len(keys) + 1 items");
+        goto done;
+    }
+    for (Py_ssize_t q = 0; q < nq; q++)
+        if (bounds[q] < 0 || bounds[q] > bounds[q + 1] || bounds[q + 1] > ni
+            || (by_row ? bounds[q + 1] > nv : bounds[q + 1] - bounds[q] > nv)) {
+            PyErr_SetString(PyExc_ValueError, "nested_dicts: bad bounds");
+            goto done;
+        }
+    for (Py_ssize_t i = 0; i < ni; i++)
+        if (index[i] < 0 || index[i] >= nn) {
+            PyErr_SetString(PyExc_IndexError, "nested_dicts: name index out of range");
+            goto done;
+        }
+    out = PyDict_New();
+    for (Py_ssize_t q = 0; out && q < nq; q++) {
+        PyObject *inner = PyDict_New();
+        if (!inner) { Py_CLEAR(out); break; }
+        for (int64_t i = bounds[q]; i < bounds[q + 1]; i++)
+            if (PyDict_SetItem(inner, PyList_GET_ITEM(names, index[i]),
+                               PyList_GET_ITEM(values, by_row ? i : i - bounds[q])) < 0) {
+                Py_CLEAR(inner);
+                break;
+            }
+        if (!inner || PyDict_SetItem(out, PyList_GET_ITEM(keys, q), inner) < 0) Py_CLEAR(out);
+        Py_XDECREF(inner);
+    }
+done:
+    PyBuffer_Release(&iv);
+    PyBuffer_Release(&bv);
+    return out;
+}
+
 /* ---------------------------------------------------------------- StrMap */
 
 static inline uint64_t mix64(uint64_t h) {
@@ -315,7 +416,21 @@ static inline uint64_t hash_of(int64_t key, const unsigned char *p, Py_ssize_t n
     return mix64(h ^ w);
 }
 
-typedef struct { uint64_t hash; int64_t entry; } Slot;
+/* A slot holds the hash and, packed, the entry and its length (checked before the bytes). */
+typedef struct { uint64_t hash; uint64_t packed; } Slot;
+#define EMPTY UINT64_MAX
+#define LEN_BITS 16
+#define MAX_LEN ((1 << LEN_BITS) - 1)
+static inline int64_t slot_entry(const Slot *s) { return (int64_t)(s->packed >> LEN_BITS); }
+static inline int32_t slot_len(const Slot *s) { return (int32_t)(s->packed & MAX_LEN); }
+
+/* One open-addressing table per key: the entries of one query sit together, so rows that
+ * come query by query (as ranked rows do) probe a small, cache-resident table. */
+typedef struct {
+    Slot *slots;        /* packed EMPTY = empty */
+    int64_t mask;       /* size - 1; size 0 until the first insert */
+    int64_t count;
+} Table;
 
 typedef struct {
     PyObject_HEAD
@@ -324,9 +439,10 @@ typedef struct {
     int64_t *off;       /* per entry: offset in arena */
     int32_t *len;       /* per entry: length */
     int64_t *key;       /* per entry: key */
+    int64_t *stamp;     /* per entry: the last batch that added or found it */
     int64_t n, cap;     /* entries, their capacity */
-    Slot *slots;        /* open addressing, entry -1 = empty */
-    int64_t mask;
+    Table *tables;      /* one per key 0..n_keys-1 */
+    int64_t n_keys;
     int frozen;
     pthread_mutex_t lock;
 } StrMap;
@@ -339,54 +455,67 @@ static int grow_entries(StrMap *m) {
     if (len) m->len = len;
     int64_t *key = realloc(m->key, (size_t)cap * sizeof *key);
     if (key) m->key = key;
-    if (!off || !len || !key) return -1;
+    int64_t *stamp = realloc(m->stamp, (size_t)cap * sizeof *stamp);
+    if (stamp) m->stamp = stamp;
+    if (!off || !len || !key || !stamp) return -1;
     m->cap = cap;
     return 0;
 }
 
-static int grow_slots(StrMap *m) {
-    int64_t size = m->slots ? 2 * (m->mask + 1) : 2048;
+static int grow_table(Table *t) {
+    int64_t size = t->slots ? 2 * (t->mask + 1) : 16;
     Slot *slots = malloc((size_t)size * sizeof *slots);
     if (!slots) return -1;
-    for (int64_t i = 0; i < size; i++) slots[i].entry = -1;
+    for (int64_t i = 0; i < size; i++) slots[i].packed = EMPTY;
     int64_t mask = size - 1;
-    if (m->slots) {
-        for (int64_t i = 0; i <= m->mask; i++) {
-            if (m->slots[i].entry < 0) continue;
-            int64_t j = (int64_t)(m->slots[i].hash & (uint64_t)mask);
-            while (slots[j].entry >= 0) j = (j + 1) & mask;
-            slots[j] = m->slots[i];
+    if (t->slots) {
+        for (int64_t i = 0; i <= t->mask; i++) {
+            if (t->slots[i].packed == EMPTY) continue;
+            int64_t j = (int64_t)(t->slots[i].hash & (uint64_t)mask);
+            while (slots[j].packed != EMPTY) j = (j + 1) & mask;
+            slots[j] = t->slots[i];
         }
-        free(m->slots);
+        free(t->slots);
     }
-    m->slots = slots;
-    m->mask = mask;
+    t->slots = slots;
+    t->mask = mask;
     return 0;
 }
 
-/* The entry equal to (key, p[0:n]), or -1; *at is the slot where it is or would go. */
-static inline int64_t find(const StrMap *m, uint64_t h, int64_t key, const unsigned char *p,
+/* The entry equal to p[0:n] in table t, or -1; *at is the slot where it is or would go. */
+static inline int64_t find(const StrMap *m, const Table *t, uint64_t h, const unsigned char *p,
                            int32_t n, int64_t *at) {
-    int64_t j = (int64_t)(h & (uint64_t)m->mask);
+    if (!t->slots) { *at = -1; return -1; }
+    int64_t j = (int64_t)(h & (uint64_t)t->mask);
     for (;;) {
-        const Slot *s = &m->slots[j];
-        if (s->entry < 0) { *at = j; return -1; }
-        int64_t e = s->entry;
-        if (s->hash == h && m->key[e] == key && m->len[e] == n
-            && memcmp(m->arena + m->off[e], p, (size_t)n) == 0) {
-            *at = j;
-            return e;
+        const Slot *s = &t->slots[j];
+        if (s->packed == EMPTY) { *at = j; return -1; }
+        if (s->hash == h && slot_len(s) == n) {
+            int64_t e = slot_entry(s);
+            if (memcmp(m->arena + m->off[e], p, (size_t)n) == 0) {
+                *at = j;
+                return e;
+            }
         }
-        j = (j + 1) & m->mask;
+        j = (j + 1) & t->mask;
     }
 }
 
-/* Insert (key, bytes) if absent; its code, or -1 when out of memory. */
-static int64_t intern_one(StrMap *m, int64_t key, const unsigned char *p, int32_t n) {
+/* Insert (key, bytes) if absent; its code, -1 when out of memory, -2 for a bad key. With
+ * batch >= 0, *repeat tells whether this batch met the entry before. */
+static int64_t intern_one(StrMap *m, int64_t key, const unsigned char *p, int32_t n,
+                          int64_t batch, uint8_t *repeat) {
+    if (key < 0 || key >= m->n_keys) return -2;
+    Table *t = &m->tables[key];
     uint64_t h = hash_of(key, p, n);
     int64_t at;
-    int64_t e = find(m, h, key, p, n, &at);
-    if (e >= 0) return e;
+    int64_t e = find(m, t, h, p, n, &at);
+    if (e >= 0) {
+        *repeat = batch >= 0 && m->stamp[e] == batch;
+        m->stamp[e] = batch;
+        return e;
+    }
+    *repeat = 0;
     if (m->n >= m->cap && grow_entries(m) < 0) return -1;
     if (m->arena_len + n > m->arena_cap) {
         int64_t cap = m->arena_cap ? m->arena_cap : 1 << 16;
@@ -396,31 +525,44 @@ static int64_t intern_one(StrMap *m, int64_t key, const unsigned char *p, int32_
         m->arena = a;
         m->arena_cap = cap;
     }
-    if (2 * (m->n + 1) > m->mask + 1) {
-        if (grow_slots(m) < 0) return -1;
-        find(m, h, key, p, n, &at);
+    if (!t->slots || 2 * (t->count + 1) > t->mask + 1) {
+        if (grow_table(t) < 0) return -1;
+        find(m, t, h, p, n, &at);
     }
     e = m->n++;
     memcpy(m->arena + m->arena_len, p, (size_t)n);
     m->off[e] = m->arena_len;
     m->len[e] = n;
     m->key[e] = key;
+    m->stamp[e] = batch;
     m->arena_len += n;
-    m->slots[at].hash = h;
-    m->slots[at].entry = e;
+    t->slots[at].hash = h;
+    t->slots[at].packed = ((uint64_t)e << LEN_BITS) | (uint64_t)n;
+    t->count++;
     return e;
 }
 
+/* StrMap(n_keys=1): keys are 0 .. n_keys-1. */
 static PyObject *StrMap_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    Py_ssize_t n_keys = 1;
+    if (!PyArg_ParseTuple(args, "|n", &n_keys)) return NULL;
+    if (n_keys < 1) {
+        PyErr_SetString(PyExc_ValueError, "StrMap: n_keys must be >= 1");
+        return NULL;
+    }
     StrMap *m = (StrMap *)type->tp_alloc(type, 0);
     if (!m) return NULL;
-    if (grow_slots(m) < 0) { Py_DECREF(m); return PyErr_NoMemory(); }
     pthread_mutex_init(&m->lock, NULL);
+    m->tables = calloc((size_t)n_keys, sizeof *m->tables);
+    if (!m->tables) { Py_DECREF(m); return PyErr_NoMemory(); }
+    m->n_keys = n_keys;
     return (PyObject *)m;
 }
 
 static void StrMap_dealloc(StrMap *m) {
-    free(m->arena); free(m->off); free(m->len); free(m->key); free(m->slots);
+    for (int64_t k = 0; m->tables && k < m->n_keys; k++) free(m->tables[k].slots);
+    free(m->tables);
+    free(m->arena); free(m->off); free(m->len); free(m->key); free(m->stamp);
     pthread_mutex_destroy(&m->lock);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
@@ -434,9 +576,12 @@ static void batch_release(Batch *b) {
     PyBuffer_Release(&b->ln); PyBuffer_Release(&b->st); PyBuffer_Release(&b->data);
 }
 
-static int batch_get(PyObject *args, Batch *b) {
+static int batch_get(PyObject *args, Batch *b, PyObject **repeat_o, int64_t *batch) {
     PyObject *data_o, *st_o, *ln_o, *k_o, *out_o;
-    if (!PyArg_ParseTuple(args, "OOOOO", &data_o, &st_o, &ln_o, &k_o, &out_o)) return -1;
+    *repeat_o = Py_None;
+    *batch = -1;
+    if (!PyArg_ParseTuple(args, "OOOOO|OL", &data_o, &st_o, &ln_o, &k_o, &out_o, repeat_o, batch))
+        return -1;
     memset(b, 0, sizeof *b);
     if (get_array(data_o, 1, 0, &b->data, "data") < 0) return -1;
     if (get_array(st_o, 8, 0, &b->st, "starts") < 0) goto e0;
@@ -453,8 +598,8 @@ static int batch_get(PyObject *args, Batch *b) {
     const int64_t *s = b->st.buf;
     const int32_t *l = b->ln.buf;
     for (Py_ssize_t i = 0; i < b->n; i++)
-        if (s[i] < 0 || l[i] < 0 || s[i] + l[i] > b->data.len) {
-            PyErr_SetString(PyExc_ValueError, "StrMap: string outside the data");
+        if (s[i] < 0 || l[i] < 0 || l[i] > MAX_LEN || s[i] + l[i] > b->data.len) {
+            PyErr_SetString(PyExc_ValueError, "StrMap: string outside the data or too long");
             goto e4;
         }
     return 0;
@@ -472,22 +617,43 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
         return NULL;
     }
     Batch b;
-    if (batch_get(args, &b) < 0) return NULL;
+    PyObject *repeat_o;
+    int64_t batch;
+    if (batch_get(args, &b, &repeat_o, &batch) < 0) return NULL;
+    Py_buffer rep;
+    int has_repeat = repeat_o != Py_None;
+    if (has_repeat) {
+        if (get_array(repeat_o, 1, 1, &rep, "repeat") < 0) { batch_release(&b); return NULL; }
+        if (rep.len != b.n || batch < 0) {
+            PyErr_SetString(PyExc_ValueError, "StrMap.intern: repeat needs n bytes and a batch >= 0");
+            PyBuffer_Release(&rep);
+            batch_release(&b);
+            return NULL;
+        }
+    } else {
+        batch = -1;
+    }
     const unsigned char *p = b.data.buf;
     const int64_t *s = b.st.buf, *k = b.has_keys ? b.keys.buf : NULL;
     const int32_t *l = b.ln.buf;
     int64_t *out = b.out.buf;
-    int ok = 1;
+    uint8_t scratch, *repeat = has_repeat ? rep.buf : NULL;
+    int64_t status = 0;
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&m->lock);
-    for (Py_ssize_t i = 0; i < b.n && ok; i++) {
-        out[i] = intern_one(m, k ? k[i] : 0, p + s[i], l[i]);
-        ok = out[i] >= 0;
+    for (Py_ssize_t i = 0; i < b.n && status >= 0; i++) {
+        out[i] = intern_one(m, k ? k[i] : 0, p + s[i], l[i], batch, repeat ? repeat + i : &scratch);
+        status = out[i];
     }
     pthread_mutex_unlock(&m->lock);
     Py_END_ALLOW_THREADS
+    if (has_repeat) PyBuffer_Release(&rep);
     batch_release(&b);
-    if (!ok) return PyErr_NoMemory();
+    if (status == -2) {
+        PyErr_SetString(PyExc_ValueError, "StrMap.intern: key out of range");
+        return NULL;
+    }
+    if (status < 0) return PyErr_NoMemory();
     return PyLong_FromLongLong(m->n);
 }
 
@@ -497,7 +663,9 @@ static PyObject *StrMap_lookup(StrMap *m, PyObject *args) {
         return NULL;
     }
     Batch b;
-    if (batch_get(args, &b) < 0) return NULL;
+    PyObject *unused_repeat;
+    int64_t unused_batch;
+    if (batch_get(args, &b, &unused_repeat, &unused_batch) < 0) return NULL;
     const unsigned char *p = b.data.buf;
     const int64_t *s = b.st.buf, *k = b.has_keys ? b.keys.buf : NULL;
     const int32_t *l = b.ln.buf;
@@ -505,7 +673,8 @@ static PyObject *StrMap_lookup(StrMap *m, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < b.n; i++) {
         int64_t key = k ? k[i] : 0, at;
-        out[i] = find(m, hash_of(key, p + s[i], l[i]), key, p + s[i], l[i], &at);
+        out[i] = key < 0 || key >= m->n_keys ? -1
+            : find(m, &m->tables[key], hash_of(key, p + s[i], l[i]), p + s[i], l[i], &at);
     }
     Py_END_ALLOW_THREADS
     batch_release(&b);
@@ -557,8 +726,9 @@ static Py_ssize_t StrMap_len(StrMap *m) { return (Py_ssize_t)m->n; }
 
 static PyMethodDef StrMap_methods[] = {
     {"intern", (PyCFunction)StrMap_intern, METH_VARARGS,
-     "intern(data, starts, lens, keys, out) -> size: code of each (key, string), new ones "
-     "numbered in order of first appearance"},
+     "intern(data, starts, lens, keys, out[, repeat, batch]) -> size: code of each (key, "
+     "string), new ones numbered in order of first appearance; repeat[i] = 1 when an earlier "
+     "row of the same batch had the same code"},
     {"lookup", (PyCFunction)StrMap_lookup, METH_VARARGS,
      "lookup(data, starts, lens, keys, out): code of each (key, string), -1 when absent"},
     {"freeze", (PyCFunction)StrMap_freeze, METH_NOARGS, "no more inserts; lookups allowed"},
@@ -575,7 +745,8 @@ static PyTypeObject StrMapType = {
     .tp_basicsize = sizeof(StrMap),
     .tp_dealloc = (destructor)StrMap_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Exact dictionary of (int64 key, byte string) -> dense int64 code.",
+    .tp_doc = "StrMap(n_keys=1): exact dictionary of (key in 0..n_keys-1, byte string) -> "
+              "dense int64 code.",
     .tp_methods = StrMap_methods,
     .tp_as_sequence = &StrMap_seq,
     .tp_new = StrMap_new,
@@ -585,6 +756,8 @@ static PyTypeObject StrMapType = {
 
 static PyMethodDef methods[] = {
     {"split", split, METH_VARARGS, "split lines into fields (see rpp_cli/core)"},
+    {"count_lines", count_lines, METH_O, "number of LF bytes"},
+    {"nested_dicts", nested_dicts, METH_VARARGS, "{key: {name: value}} from arrays"},
     {"parse_floats", parse_floats, METH_VARARGS, "tokens -> finite doubles"},
     {"rank", rank, METH_VARARGS, "order rows by query, score desc, docno desc"},
     {NULL}

@@ -124,7 +124,7 @@ def split(path: str, fields: tuple[int, ...], counts: tuple[int, ...], kind: str
     """
     data = read_bytes(path) if data is None else data
     want = np.array(sorted(set(fields) | {0}), dtype=np.int32)
-    capacity = data.count(b"\n") + 1
+    capacity = _kernel.count_lines(data) + 1
     nfields = np.empty(capacity, dtype=np.int32)
     starts = np.empty(capacity * len(want), dtype=np.int64)
     lens = np.empty(capacity * len(want), dtype=np.int32)

@@ -49,8 +49,9 @@ def sort_qids(qids) -> list[str]:
 def judgments(table: Table, grades: np.ndarray) -> tuple[Qrels, np.ndarray]:
     """Distinct (field 0, field 2) pairs of ``table`` with the largest of their ``grades``,
     and the judgment of each row."""
-    qid_dict, doc_dict = Dictionary(), Dictionary()
+    qid_dict = Dictionary()
     qid = qid_dict.add(table.column(0))
+    doc_dict = Dictionary(len(qid_dict))
     code = doc_dict.add(table.column(2), qid)
     best = np.full(len(doc_dict), -np.inf)
     np.maximum.at(best, code, grades)

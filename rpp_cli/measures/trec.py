@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..core import nested_dicts
 from ..errors import InputError
 
 # trec_eval's internal measure order (te_trec_measures), which is also the output order.
@@ -299,34 +300,52 @@ class Bridge:
     -1, -2, ...: the same rankings and judgments, whatever bytes the ids hold, and far fewer
     Python objects than the docno texts."""
 
-    def __init__(self, coll) -> None:
-        self.coll = coll
-        judged = np.flatnonzero(~np.isnan(coll.judged_grade))
-        n_judged = len(coll.judged_grade)
-        depth = max((int(np.bincount(rows.qidx).max(initial=0)) for rows in coll.runs), default=0)
+    def __init__(self, judged) -> None:
+        known = np.flatnonzero(~np.isnan(judged.grade))
+        self.n_judged = len(judged.grade)
+        self.names = [str(c) for c in range(self.n_judged)]
+        self.scores: list[float] = []
+        self.qids = [str(q) for q in range(len(judged.qids))]
+        by_query = known[np.argsort(judged.query[known], kind="stable")]
+        bounds = np.searchsorted(judged.query[by_query], np.arange(len(self.qids) + 1))
+        grades = np.trunc(judged.grade[by_query]).astype(np.int64).tolist()  # trec_eval's atol
+        self.qrels = nested_dicts(self.qids, bounds, self.names, by_query, grades, True)
+
+    def run(self, rows) -> dict[str, dict[str, float]]:
+        """A run's rows as pytrec_eval wants them; every evaluated query present ({} = empty)."""
+        doc = rows.doc if rows.trec_order is None else rows.doc[rows.trec_order]
+        bounds = np.searchsorted(rows.qidx, np.arange(len(self.qids) + 1))
+        depth = int(np.diff(bounds).max(initial=0))
         if depth > MAX_DEPTH:
             raise InputError(f"a query has {depth:,} ranked documents; trec_eval measures are "
                              f"limited to {MAX_DEPTH:,}")
-        self.n_judged = n_judged
-        self.names = [str(c) for c in range(n_judged)] + [f"u{k}" for k in range(depth)]
-        self.scores = [-(k + 1.0) for k in range(depth)]
-        self.qids = [str(q) for q in range(len(coll.qids))]
-        qrels: dict[str, dict[str, int]] = {q: {} for q in self.qids}
-        grades = coll.judged_grade[judged].astype(np.int64).tolist()  # atol: truncation
-        for q, c, g in zip(coll.judged_query[judged].tolist(), judged.tolist(), grades):
-            qrels[self.qids[q]][self.names[c]] = g
-        self.qrels = qrels
-
-    def run(self, r: int) -> dict[str, dict[str, float]]:
-        """Run ``r`` as pytrec_eval wants it; every evaluated query present ({} = empty)."""
-        rows = self.coll.runs[r]
-        doc = rows.doc if rows.trec_order is None else rows.doc[rows.trec_order]
-        bounds = np.searchsorted(rows.qidx, np.arange(len(self.qids) + 1))
+        if depth > len(self.scores):  # names of unjudged documents by position, as needed
+            self.names += [f"u{k}" for k in range(len(self.scores), depth)]
+            self.scores += [-(k + 1.0) for k in range(len(self.scores), depth)]
         position = np.arange(len(doc)) - np.repeat(bounds[:-1], np.diff(bounds))
-        name = np.where(doc < self.n_judged, doc, self.n_judged + position).tolist()
-        get = self.names.__getitem__
-        return {qid: dict(zip(map(get, name[lo:hi]), self.scores))
-                for qid, lo, hi in zip(self.qids, bounds[:-1].tolist(), bounds[1:].tolist())}
+        name = np.where(doc < self.n_judged, doc, self.n_judged + position)
+        return nested_dicts(self.qids, bounds, self.names, name, self.scores)
+
+
+class Stream:
+    """trec_eval measures of each run as soon as the run is read: pytrec_eval runs on the
+    main thread (it holds the GIL) while worker threads read the next runs."""
+
+    def __init__(self, requests: list[TrecRequest], level: float | None) -> None:
+        self.requests = requests
+        self.names = [n for req in requests for n in req.output_names()]
+        self.level = 1 if level is None else max(1, math.ceil(level))
+        self.values: dict[int, np.ndarray] = {}
+        self._bridge: Bridge | None = None
+        self._evaluator: Evaluator | None = None
+
+    def add(self, judged, r: int, rows) -> None:
+        """Evaluate run ``r`` (its rows in ranking order) against ``judged``."""
+        if self._bridge is None:
+            self._bridge = Bridge(judged)
+            self._evaluator = Evaluator(self._bridge.qrels, self.requests, self.level)
+        per_query = self._evaluator.evaluate(self._bridge.run(rows))
+        self.values[r] = _values(per_query, self._bridge.qids, self.names)
 
 
 from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry imports us)
@@ -339,13 +358,14 @@ def compute(ctx, measures) -> None:
 
     coll = ctx.collection
     requests = [m.trec for m in measures]
-    names = [n for req in requests for n in req.output_names()]
-    level = 1 if coll.level is None else max(1, math.ceil(coll.level))
-    bridge = Bridge(coll)
-    evaluator = Evaluator(bridge.qrels, requests, level)
-    per_run = [_values(evaluator.evaluate(bridge.run(r)), bridge.qids, names)
-               for r in range(len(coll.run_names))]
-    values = {n: np.stack([v[:, i] for v in per_run], axis=1) for i, n in enumerate(names)}
+    stream = ctx.early.get("trec")
+    if stream is None or stream.requests != requests or len(stream.values) < len(coll.runs):
+        stream = Stream(requests, coll.level)
+        for r, rows in enumerate(coll.runs):
+            stream.add(coll.judged, r, rows)
+    names = stream.names
+    values = {n: np.stack([stream.values[r][:, i] for r in range(len(coll.runs))], axis=1)
+              for i, n in enumerate(names)}
     for n in names:
         overall = np.array([aggregate(n, values[n][:, r]) for r in range(len(coll.run_names))])
         shown = n not in NOT_PER_QUERY and ctx.per_query
