@@ -642,7 +642,14 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&m->lock);
     for (Py_ssize_t i = 0; i < b.n && status >= 0; i++) {
-        out[i] = intern_one(m, k ? k[i] : 0, p + s[i], l[i], batch, repeat ? repeat + i : &scratch);
+        int64_t key = k ? k[i] : 0;
+        if (i > 0 && l[i] == l[i - 1] && (!k || key == k[i - 1]) && status >= 0
+            && memcmp(p + s[i], p + s[i - 1], (size_t)l[i]) == 0) {
+            out[i] = out[i - 1];  /* the same as the row before (a qid column, mostly) */
+            if (repeat) repeat[i] = 1;
+            continue;
+        }
+        out[i] = intern_one(m, key, p + s[i], l[i], batch, repeat ? repeat + i : &scratch);
         status = out[i];
     }
     pthread_mutex_unlock(&m->lock);

@@ -1,6 +1,7 @@
 """What every format shares: how a value is printed and the rows in SPEC §7 order."""
 from __future__ import annotations
 
+import math
 from typing import Iterable, Iterator, TextIO
 
 import numpy as np
@@ -8,9 +9,21 @@ import numpy as np
 from ..results import ALL, Results
 
 
-def number(value: float, precision: int) -> str:
-    """A value as every format prints it (SPEC §7: fixed decimals), so all formats agree."""
-    return f"{value:.{precision}f}"
+COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
+
+
+def is_count(measure: str) -> bool:
+    """Counts print as integers, as trec_eval prints them (SPEC §7)."""
+    return measure in COUNTS
+
+
+def number(value: float, precision: int, count: bool = False) -> str:
+    """A value as every format prints it (SPEC §7: fixed decimals, counts as integers, no
+    negative zero), so all formats agree."""
+    if count and math.isfinite(value):
+        return str(int(value))
+    text = f"{value:.{precision}f}"
+    return text[1:] if text[0] == "-" and not text.strip("-0.") else text
 
 
 def coded_rows(results: Results, summary: bool = True

@@ -7,7 +7,7 @@ import io
 from typing import TextIO
 
 from ..results import Results
-from .common import coded_rows, number, write_lines
+from .common import coded_rows, is_count, number, write_lines
 
 HEADER = ("measure", "qid", "run", "other", "value")
 
@@ -27,5 +27,6 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     r_txt = [_quote(r) + "," for r in runs]
     o_txt = [_quote(r) + "," for r in runs] + [","]
     out.write(",".join(HEADER) + "\n")
-    write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}{number(v, precision)}\n"
+    count = [is_count(m) for m in measures]
+    write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}{number(v, precision, count[m])}\n"
                       for m, q, r, o, v in rows))

@@ -10,7 +10,7 @@ import math
 from typing import TextIO
 
 from ..results import Results
-from .common import coded_rows, number, write_lines
+from .common import coded_rows, is_count, number, write_lines
 
 
 def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True) -> None:
@@ -21,6 +21,7 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     q_txt = [f'{enc(q)}, "run": ' for q in qids]
     r_txt = [enc(r) for r in runs]
     o_txt = [f', "other": {enc(r)}, "value": ' for r in runs] + [', "other": null, "value": ']
+    count = [is_count(m) for m in measures]
     write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}"
-                      f"{number(v, precision) if math.isfinite(v) else 'null'}}}\n"
+                      f"{number(v, precision, count[m]) if math.isfinite(v) else 'null'}}}\n"
                       for m, q, r, o, v in rows))

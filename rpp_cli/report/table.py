@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable, TextIO
 
 from ..results import ALL, Results
+from .common import is_count, number
 
 Mark = Callable[[str, str, "str | None"], str]
 
@@ -22,7 +23,7 @@ def write(results: Results, out: TextIO, precision: int = 4, mark: Mark | None =
     for measure, qid, run, other, value in results.rows():
         if qid != ALL:
             continue
-        cell = f"{value:.{precision}f}{mark(measure, run, other)}"
+        cell = f"{number(value, precision, is_count(measure))}{mark(measure, run, other)}"
         if other is None:
             per_run.setdefault(measure, {})[run] = cell
         else:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, TextIO
 
 from ..results import Results
-from .common import coded_rows, number
+from .common import coded_rows, is_count, number
 
 PER_RUN = "per-run measures"
 
@@ -46,7 +46,7 @@ def tables(results: Results, precision: int = 4, summary: bool = True) -> list[T
     pairs: dict[int, dict[int, dict[tuple[int, int], str]]] = {}  # q -> m -> (r, o) -> text
     singles: dict[int, dict[int, dict[int, str]]] = {}  # q -> m -> r -> text
     for m, q, r, o, v in rows:
-        text = number(v, precision)
+        text = number(v, precision, is_count(measures[m]))
         if o < 0:
             singles.setdefault(q, {}).setdefault(m, {})[r] = text
         else:
