@@ -45,6 +45,16 @@ static Py_ssize_t count_of(const Py_buffer *v) { return v->len / (v->itemsize ? 
 
 enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3 };
 
+/* Byte classes of the tokenizer: part of a field, a blank (space, tab), or anything else
+ * (LF, CR and the control bytes, each looked at by hand). */
+enum { FIELD = 0, BLANK = 1, OTHER = 2 };
+static unsigned char byte_class[256];
+
+static void init_byte_class(void) {
+    for (int c = 0; c < 256; c++) byte_class[c] = (c < 0x20 || c == 0x7f) ? OTHER : FIELD;
+    byte_class[' '] = byte_class['\t'] = BLANK;
+}
+
 /* split(data, fields, max_token, nfields_out, starts_out, lens_out)
  *   -> (rows, error, error_offset, a, b)
  *
@@ -99,19 +109,17 @@ static PyObject *split(PyObject *self, PyObject *args) {
             lens[j * cap + rows] = 0;
         }
         for (;;) {
-            while (i < n && (p[i] == ' ' || p[i] == '\t')) i++;
+            while (i < n && byte_class[p[i]] == BLANK) i++;
             if (i >= n) break;
             unsigned char c = p[i];
             if (c == '\n') { i++; break; }
             if (c == '\r' && (i + 1 == n || p[i + 1] == '\n')) { i++; continue; }
-            /* a field */
+            /* a field: bytes of class FIELD, ended by a blank, a line end or the data end */
             Py_ssize_t s = i;
-            while (i < n) {
-                c = p[i];
-                if (c == ' ' || c == '\t' || c == '\n' || (c == '\r' && (i + 1 == n || p[i + 1] == '\n')))
-                    break;
-                if (c < 0x20 || c == 0x7f) { err = ERR_CONTROL; err_at = i; err_a = c; break; }
-                i++;
+            while (i < n && byte_class[p[i]] == FIELD) i++;
+            if (i < n && byte_class[p[i]] == OTHER && p[i] != '\n'
+                && !(p[i] == '\r' && (i + 1 == n || p[i + 1] == '\n'))) {
+                err = ERR_CONTROL; err_at = i; err_a = p[i];
             }
             if (err != ERR_NONE) break;
             if (nfld == 0 && p[s] == '#') comment = 1;
@@ -375,7 +383,11 @@ static PyObject *nested_dicts(PyObject *self, PyObject *args) {
         }
     out = PyDict_New();
     for (Py_ssize_t q = 0; out && q < nq; q++) {
+#if PY_VERSION_HEX < 0x030D0000
+        PyObject *inner = _PyDict_NewPresized(bounds[q + 1] - bounds[q]);  /* no regrowth */
+#else
         PyObject *inner = PyDict_New();
+#endif
         if (!inner) { Py_CLEAR(out); break; }
         for (int64_t i = bounds[q]; i < bounds[q + 1]; i++)
             if (PyDict_SetItem(inner, PyList_GET_ITEM(names, index[i]),
@@ -773,6 +785,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__kernel(void) {
+    init_byte_class();
     c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
     if (!c_locale) return PyErr_NoMemory();
     if (PyType_Ready(&StrMapType) < 0) return NULL;
