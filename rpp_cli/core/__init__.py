@@ -1,6 +1,6 @@
 """rpp's data core: bytes -> exact integer codes -> ranked rows, with a small compiled kernel.
 
-    read_bytes   a file, gzip or stdin, refused past MAX_INPUT_BYTES        (source.py)
+    read_bytes   a file, gzip or stdin, refused past table.MAX_INPUT_BYTES  (source.py)
     split        one tokenizer for every format, columns of offsets        (table.py)
     Dictionary   exact (key, bytes) -> dense code, compared byte for byte  (here, _kernel.c)
     rank_rows    rows -> query asc, score desc, docno desc (bytes)         (here, _kernel.c)
@@ -14,10 +14,9 @@ import numpy as np
 
 from . import _kernel
 from ._kernel import nested_dicts
-from .table import (MAX_INPUT_BYTES, MAX_TOKEN_BYTES, Column, Table, column_of, line_at, read_bytes,
-                    split)
+from .table import Column, Table, column_of, line_at, read_bytes, split
 
-__all__ = ["MAX_INPUT_BYTES", "MAX_TOKEN_BYTES", "Column", "Dictionary", "Table", "column_of",
+__all__ = ["Column", "Dictionary", "Table", "column_of",
            "first_seen",
            "line_at", "nested_dicts", "rank_rows", "read_bytes", "split"]
 

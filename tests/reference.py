@@ -1,0 +1,197 @@
+"""What ``rpp eval -q`` must print, computed the slow and literal way (SPEC §2-4, §6), and a
+strict reader of its output (SPEC §7).
+
+Inputs are Python dicts: ``qrels[qid][docno] = grade`` (the effective grade) and
+``runs[r][qid] = [(docno, score), ...]`` (any order). Shared by ``test_differential.py`` and
+``test_mixed_fixture.py``.
+"""
+from __future__ import annotations
+
+import math
+
+import pytrec_eval
+
+PREFERENCES = {"rpp": lambda i: 1.0, "dcgrpp": lambda i: 1 / math.log2(i + 1),
+               "invrpp": lambda i: 1 / i}
+# printed name -> trec_eval's -m name
+TREC = {"map": "map", "ndcg": "ndcg", "P_10": "P.10", "recip_rank": "recip_rank",
+        "num_ret": "num_ret", "num_rel_ret": "num_rel_ret"}
+SUMMED = {"num_ret", "num_rel_ret"}  # trec_eval sums these in `all`; the rest are means
+MEASURE_ORDER = ["rpp", "dcgrpp", "invrpp", "asl", *TREC]
+EVAL_ARGS = ["eval", "-q", "--precision", "10",
+             *[arg for m in MEASURE_ORDER for arg in ("-m", TREC.get(m, m))]]
+
+
+def evaluated(qrels: dict) -> list[str]:
+    """Queries with a relevant item (grade > 0), in trec_eval order (byte order)."""
+    return sorted((q for q, docs in qrels.items() if any(g > 0 for g in docs.values())),
+                  key=lambda q: q.encode("utf-8"))
+
+
+def ranking(run: dict, qid: str) -> list[str]:
+    """SPEC §2: score descending, equal scores by docno descending in byte (UTF-8) order.
+    A query the run lacks is an empty ranking."""
+    docs = run.get(qid, [])
+    return [d for d, _ in sorted(docs, key=lambda x: (x[1], x[0].encode("utf-8")), reverse=True)]
+
+
+def corpus_size(qrels: dict, runs: list, qid: str) -> int:
+    """SPEC §2: distinct docnos in every run's ranking of the query and every judged item."""
+    return len(set(qrels.get(qid, {})) | {d for run in runs for d, _ in run.get(qid, [])})
+
+
+def positions(rank: dict[str, int], pop: list[str], n: int) -> list[int]:
+    """f_i(P), i = 1..m_P: retrieved members' ranks ascending, then n - m_P + i."""
+    got = sorted(rank[d] for d in pop if d in rank)
+    return got + [n - len(pop) + i for i in range(len(got) + 1, len(pop) + 1)]
+
+
+def _sign(x: float) -> int:
+    return (x > 0) - (x < 0)
+
+
+def slow_preferences(qrels: dict, runs: list) -> dict[tuple, float]:
+    """{(measure, qid, a, b): RPP_measure(run a, run b)} for evaluated queries, a != b."""
+    out = {}
+    for q in evaluated(qrels):
+        rel = {d: g for d, g in qrels[q].items() if g > 0}
+        n = corpus_size(qrels, runs, q)
+        ranks = [{d: i + 1 for i, d in enumerate(ranking(run, q))} for run in runs]
+        pops = [[d for d in rel if rel[d] >= lam] for lam in sorted(set(rel.values()))]
+        total = sum(len(p) for p in pops)
+        for measure, disc in PREFERENCES.items():
+            for a in range(len(runs)):
+                for b in range(len(runs)):
+                    if a == b:
+                        continue
+                    value = 0.0
+                    for pop in pops:
+                        fa, fb = positions(ranks[a], pop, n), positions(ranks[b], pop, n)
+                        w = [disc(i) for i in range(1, len(pop) + 1)]
+                        s = sum(wi * _sign(y - x) for wi, x, y in zip(w, fa, fb))
+                        value += len(pop) / total * s / sum(w)
+                    out[(measure, q, a, b)] = value
+    return out
+
+
+def slow_asl(qrels: dict, runs: list) -> dict[tuple, float]:
+    """{(qid, r): mean worst-case position of the relevant items} (SPEC §6)."""
+    out = {}
+    for q in evaluated(qrels):
+        rel = [d for d, g in qrels[q].items() if g > 0]
+        n = corpus_size(qrels, runs, q)
+        for r, run in enumerate(runs):
+            rank = {d: i + 1 for i, d in enumerate(ranking(run, q))}
+            pos = positions(rank, rel, n)
+            out[(q, r)] = sum(pos) / len(pos)
+    return out
+
+
+def trec_reference(qrels: dict, runs: list) -> dict[tuple, float]:
+    """{(printed measure, qid, r): value} straight from pytrec_eval, for evaluated queries;
+    a judged query missing from a run scores 0, as trec_eval -c counts it; grades as int.
+
+    Only the evaluated queries (and no empty ranking) are given to pytrec_eval: a query's
+    values do not depend on the others, and pytrec_eval 0.5.11 was seen to hang on a qrels
+    query without a relevant judgment after other evaluations in the same process."""
+    qids = evaluated(qrels)
+    qrels_int = {q: {d: int(g) for d, g in qrels[q].items()} for q in qids}
+    out = {}
+    for r, run in enumerate(runs):
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels_int, set(TREC.values()))
+        got = evaluator.evaluate({q: {d: float(s) for d, s in run[q]}
+                                  for q in qids if run.get(q)})
+        for q in evaluated(qrels):
+            for name in TREC:
+                out[(name, q, r)] = got[q][name] if q in got else 0.0
+    return out
+
+
+def expected_output(qrels: dict, runs: list, names: list[str]) -> dict[tuple, float]:
+    """Every line ``rpp eval -q`` prints with :data:`EVAL_ARGS`: {(measure, qid, run[, other]):
+    value}, per-query lines and ``all`` lines."""
+    qids = evaluated(qrels)
+    pref = slow_preferences(qrels, runs)
+    asl = slow_asl(qrels, runs)
+    trec = trec_reference(qrels, runs)
+    R = range(len(runs))
+    want: dict[tuple, float] = {}
+    for m in PREFERENCES:
+        for a in R:
+            for b in R:
+                if a != b:
+                    vals = [pref[(m, q, a, b)] for q in qids]
+                    for q, v in zip(qids, vals):
+                        want[(m, q, names[a], names[b])] = v
+                    want[(m, "all", names[a], names[b])] = sum(vals) / len(vals)
+            wins = [sum(pref[(m, q, a, b)] for b in R if b != a) / (len(runs) - 1) for q in qids]
+            for q, v in zip(qids, wins):
+                want[(f"{m}_win", q, names[a])] = v
+            want[(f"{m}_win", "all", names[a])] = sum(wins) / len(wins)
+    for a in R:
+        vals = [asl[(q, a)] for q in qids]
+        for q, v in zip(qids, vals):
+            want[("asl", q, names[a])] = v
+        want[("asl", "all", names[a])] = sum(vals) / len(vals)
+        for m in TREC:
+            vals = [trec[(m, q, a)] for q in qids]
+            for q, v in zip(qids, vals):
+                want[(m, q, names[a])] = v
+            want[(m, "all", names[a])] = sum(vals) if m in SUMMED else sum(vals) / len(vals)
+    return want
+
+
+def parse_strict(text: str) -> tuple[dict[tuple, float], dict[tuple, str], list[tuple]]:
+    """SPEC §7 lines -> ({key: value}, {key: value text}, keys in output order).
+
+    Every line must be tab-separated ``measure qid run [other] value`` with the measure
+    left-justified in 22 characters and a number last; a key printed twice is an error."""
+    values: dict[tuple, float] = {}
+    texts: dict[tuple, str] = {}
+    order: list[tuple] = []
+    assert text == "" or text.endswith("\n"), "output does not end with a newline"
+    for line in text.splitlines():
+        fields = line.split("\t")
+        assert len(fields) in (4, 5), f"not measure/qid/run[/other]/value: {line!r}"
+        name = fields[0].rstrip(" ")
+        assert fields[0] == name.ljust(22), f"measure not left-justified in 22: {line!r}"
+        key = (name, *fields[1:-1])
+        assert key not in values, f"printed twice: {key}"
+        values[key] = float(fields[-1])
+        texts[key] = fields[-1]
+        order.append(key)
+    return values, texts, order
+
+
+def compare(got: dict[tuple, float], want: dict[tuple, float], tol: float = 1e-9) -> list[str]:
+    """Differences between printed and expected lines (missing, extra, wrong value)."""
+    problems = [f"missing {k} (want {want[k]!r})" for k in want if k not in got]
+    problems += [f"extra {k} = {got[k]!r}" for k in got if k not in want]
+    problems += [f"{k}: printed {got[k]!r}, want {want[k]!r}" for k in want
+                 if k in got and not abs(got[k] - want[k]) <= tol]
+    return problems
+
+
+def order_problems(order: list[tuple], names: list[str]) -> list[str]:
+    """SPEC §7 order: per-query lines before ``all``, queries in byte order, runs (and pairs)
+    in argument order within a (measure, qid)."""
+    problems = []
+    seen_all = False
+    last_q = None
+    pos = {n: i for i, n in enumerate(names)}
+    prev: dict[tuple, tuple] = {}
+    for key in order:
+        measure, qid, runs = key[0], key[1], key[2:]
+        if qid == "all":
+            seen_all = True
+        else:
+            if seen_all:
+                problems.append(f"per-query line after the `all` lines: {key}")
+            if last_q is not None and qid.encode() < last_q.encode():
+                problems.append(f"query {qid!r} printed after {last_q!r}")
+            last_q = qid
+        idx = tuple(pos.get(r, -1) for r in runs)
+        if (measure, qid) in prev and idx < prev[(measure, qid)]:
+            problems.append(f"runs out of argument order at {key}")
+        prev[(measure, qid)] = idx
+    return problems
