@@ -35,9 +35,8 @@ class RunRows:
     in ranking order: by query, then score desc, docno desc. No docno text is kept: ``doc``
     codes identify them exactly."""
 
-    qidx: np.ndarray  # query index of each row (non-decreasing)
+    qidx: np.ndarray  # int32 query index of each row (non-decreasing)
     doc: np.ndarray  # code of the (query, docno) in the collection's dictionary
-    score: np.ndarray
     trec_order: np.ndarray | None  # the rows in trec_eval's order (C-float scores), if different
 
     @property
@@ -273,8 +272,9 @@ def _load_run(r: int, path: str, qpos: dict[str, int], judged: set[str], docs: D
     code, repeat = docs.add_batch(run.docno.take(order), qidx[order], r)
     if repeat.any():
         order, code = _resolve_duplicates(run, order, code, repeat, dedup, notes)
-    docno, query, score = run.docno.take(order), qidx[order], run.score[order]
-    rows_out = RunRows(query, code, score, _trec_order(docno, query, score, len(qpos)))
+    query, score = qidx[order], run.score[order]
+    trec_order = _trec_order(run.docno.take(order), query, score, len(qpos))
+    rows_out = RunRows(query.astype(np.int32), code, trec_order)
     present = np.zeros(len(qpos), dtype=bool)
     present[query] = True
     return LoadedRun(run.path, run.tag, rows_out, notes, sum(q not in judged for q in texts),

@@ -38,13 +38,24 @@ def read_run(path: str, keep_rank: bool = False) -> Run:
 
     ``keep_rank`` also keeps the rank column (as text), which only ndeval's ordering needs.
     """
-    table = split(path, (0, 2, 3, 4, 5) if keep_rank else (0, 2, 4, 5), (5, 6), RUN_FORMAT)
+    table = split(path, (0, 2, 3, 4) if keep_rank else (0, 2, 4), (5, 6), RUN_FORMAT)
     score = table.floats(4, "score")
-    tag = table.column(5).text(0) if table.nfields[0] == 6 else None
+    tag = _first_tag(table)
     qids = Dictionary()
     codes = qids.add(table.column(0))
     return Run(path, tag, codes, qids.strings(), table.column(2), score, table,
                table.column(3) if keep_rank else None)
+
+
+def _first_tag(table: Table) -> str | None:
+    """The 6th field of the first data line, if it has one (only that line's tag names the
+    run, so no column of tags is kept)."""
+    if table.nfields[0] != 6:
+        return None
+    start = int(table.column(0).starts[0])
+    end = table.data.find(b"\n", start)
+    line = bytes(table.data[start:end if end >= 0 else len(table.data)])
+    return line.split()[5].decode("utf-8", "surrogateescape")  # validated: blanks separate
 
 
 def name_runs(runs: list[Run]) -> tuple[list[str], list[str]]:
