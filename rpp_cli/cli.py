@@ -47,8 +47,8 @@ def input_options(fn):
                            "in all runs and qrels of the query).")(fn)
     fn = click.option("-j", "--jobs", type=click.IntRange(min=1), default=default_jobs(),
                       show_default=True, metavar="N",
-                      help="Worker processes that read and join runs and run pytrec_eval "
-                           "(default: the cores, at most 4).")(fn)
+                      help="Threads that read and join runs (default: the cores, at most "
+                           "4).")(fn)
     fn = click.option("-l", "--level", type=float, metavar="L",
                       help="Relevance level: grade >= L is relevant (default: grade > 0).")(fn)
     return fn
