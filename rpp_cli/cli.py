@@ -4,6 +4,8 @@ Every InputError becomes ``rpp: message`` on stderr and exit status 2 here, in o
 """
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator
@@ -21,7 +23,7 @@ from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
 from .report import write as write_report
 from .check import GATE_TESTS, parse_max_drops, run_check
-from .errors import EXIT_CHECK_FAILED
+from .errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, run_compare
 from .ndeval import NdevalOptions, run_ndeval
 from .parallel import default_jobs
@@ -30,6 +32,7 @@ from .report import ndeval as ndeval_report
 from .report import trec_eval as trec_eval_report
 
 EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
+EXIT_INTERRUPTED = 128 + 2  # ... and for one stopped by Ctrl-C (SIGINT)
 
 
 def _notes(notes: list[str]) -> None:
@@ -442,9 +445,53 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
     trec_eval_report.write(output, sys.stdout.buffer)
 
 
+class _Interrupted(BaseException):
+    """Ctrl-C: raised by our SIGINT handler, so that click does not turn it into "Aborted!"."""
+
+
+def _interrupt(signum, frame) -> None:
+    raise _Interrupted()
+
+
 def main() -> None:
-    """Entry point: the CLI, quiet when stdout is a closed pipe (``rpp eval ... | head``)."""
+    """Entry point: the CLI, with output that is complete or reported as not.
+
+    Every write is checked: stdout is flushed and closed before exiting, as coreutils do, and
+    a failed write (a full disk, a closed descriptor) is one line and status 2, never 0 or 1.
+    Ctrl-C ends with 130 and a closed pipe (``rpp eval ... | head``) quietly with 141.
+    """
+    signal.signal(signal.SIGINT, _interrupt)
+    if sys.stdout is None:  # started with stdout closed (>&-)
+        _cannot_write("standard output is closed")
+    status: int | str | None = 0
     try:
         cli.main(prog_name="rpp")
+    except SystemExit as done:
+        status = done.code
     except _ClosedPipe:
         _closed_pipe()
+    except _Interrupted:
+        discard_stdout()
+        os._exit(EXIT_INTERRUPTED)  # no waiting for anything: threads are daemons
+    except OSError as err:  # readers turn theirs into InputError: this is output
+        _cannot_write(err.strerror or str(err))
+    try:
+        sys.stdout.flush()
+        sys.stdout.close()
+    except BrokenPipeError:
+        _closed_pipe()
+    except OSError as err:
+        _cannot_write(err.strerror or str(err))
+    sys.exit(status)
+
+
+def _cannot_write(why: str) -> None:
+    """Output was lost: say so on stderr and exit 2 (never 0, nor 1, a failed check)."""
+    try:
+        sys.stderr.write(f"rpp: cannot write output: {why}\n")
+        sys.stderr.flush()
+    except (OSError, AttributeError):
+        pass
+    if sys.stdout is not None:
+        discard_stdout()
+    os._exit(EXIT_BAD_INPUT)

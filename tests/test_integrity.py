@@ -1,0 +1,104 @@
+"""Never lie, never hang: output that cannot be written is an error, signals end rpp with the
+conventional status and no traceback, and a run that never arrives cannot hang it on exit.
+Each case runs rpp in a small subprocess, as an operator would."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import DEMO, PAPER
+
+RPP = [sys.executable, "-m", "rpp_cli"]
+RUNS = [str(p) for p in sorted((DEMO / "runs").iterdir())]
+
+
+def _run(args: list[str], **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(RPP + args, capture_output=kwargs.pop("capture", True), text=True,
+                          timeout=60, **kwargs)
+
+
+@pytest.mark.parametrize("fmt", ["trec", "jsonl", "csv", "matrix"])
+def test_full_disk_is_an_error_not_a_success(fmt):
+    """> /dev/full: every write fails with ENOSPC; rpp must say so and exit 2."""
+    with open("/dev/full", "w") as full:
+        res = subprocess.run(RPP + ["eval", "-q", "--format", fmt, str(DEMO / "qrels"), *RUNS],
+                             stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.splitlines()[-1] == "rpp: cannot write output: No space left on device"
+    assert "Traceback" not in res.stderr
+
+
+def test_full_disk_for_small_output_too():
+    """Output small enough to sit in the buffer until exit is checked when it is flushed."""
+    with open("/dev/full", "w") as full:
+        res = subprocess.run(RPP + ["eval", "-m", "map", str(PAPER / "qrels"),
+                                    str(PAPER / "run.X")],
+                             stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert (res.returncode, res.stderr) == (2, "rpp: cannot write output: No space left on "
+                                                "device\n")
+
+
+def test_closed_stdout_is_an_error():
+    res = subprocess.run(RPP + ["eval", "-m", "map", str(PAPER / "qrels"), str(PAPER / "run.X")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         timeout=60, pass_fds=(), preexec_fn=lambda: os.close(1))
+    assert res.returncode == 2
+    assert res.stderr == "rpp: cannot write output: standard output is closed\n"
+
+
+def test_closed_stdin_is_one_line():
+    res = subprocess.run(RPP + ["eval", "-", str(PAPER / "run.X")], capture_output=True,
+                         text=True, timeout=60, preexec_fn=lambda: os.close(0))
+    assert (res.returncode, res.stderr) == (2, "rpp: -: standard input is closed\n")
+
+
+def _waiting_rpp(tmp_path: Path) -> tuple[subprocess.Popen, int]:
+    """rpp reading a run from a FIFO nobody writes to: it waits (in a worker thread) until
+    signalled. Returns the process and the FIFO's write end (kept open by the test)."""
+    fifo = tmp_path / "never"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen(RPP + ["eval", "-j", "2", str(DEMO / "qrels"), RUNS[0], str(fifo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    writer = os.open(fifo, os.O_WRONLY)  # blocks until rpp opened it for reading
+    time.sleep(0.5)
+    return proc, writer
+
+
+def test_ctrl_c_exits_130_without_traceback(tmp_path):
+    proc, writer = _waiting_rpp(tmp_path)
+    try:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        os.close(writer)
+    assert proc.returncode == 130
+    assert err == "" and out == ""
+
+
+def test_sigterm_ends_rpp_with_its_signal(tmp_path):
+    proc, writer = _waiting_rpp(tmp_path)
+    try:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        os.close(writer)
+    assert proc.returncode == -signal.SIGTERM  # the shell shows 143
+    assert "Traceback" not in err
+
+
+def test_no_child_process_is_started(tmp_path):
+    """Runs are read by threads: nothing can be orphaned or leave rpp waiting."""
+    proc, writer = _waiting_rpp(tmp_path)
+    try:
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        assert children == []
+    finally:
+        proc.kill()
+        proc.communicate(timeout=20)
+        os.close(writer)
