@@ -4,10 +4,12 @@ Every InputError becomes ``rpp: message`` on stderr and exit status 2 here, in o
 """
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Callable, Iterator
 
 import click
@@ -41,20 +43,33 @@ def _notes(notes: list[str]) -> None:
 
 
 def input_options(fn):
-    """Options every evaluating command shares (relevance level, corpus size, duplicates)."""
-    fn = click.option("--dedup", is_flag=True,
-                      help="Keep the best-scored copy of a docno repeated within a query "
-                           "(default: it is an error, as in trec_eval).")(fn)
-    fn = click.option("--corpus-size", type=click.IntRange(min=1), metavar="N",
-                      help="Corpus size n for unretrieved items (default: distinct items "
-                           "in all runs and qrels of the query).")(fn)
-    fn = click.option("-j", "--jobs", type=click.IntRange(min=1), default=default_jobs(),
-                      show_default=True, metavar="N",
-                      help="Threads that read and join runs (default: the cores, at most "
-                           "4).")(fn)
-    fn = click.option("-l", "--level", type=float, metavar="L",
-                      help="Relevance level: grade >= L is relevant (default: grade > 0).")(fn)
-    return fn
+    """Options every evaluating command shares (relevance level, corpus size, duplicates,
+    threads, run names); the command receives them as one ``options: Options``."""
+    @functools.wraps(fn)
+    def command(*args, level, corpus_size, dedup, jobs, names, **kwargs):
+        return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names), **kwargs)
+
+    command = click.option("--name", "names", multiple=True, metavar="NAME",
+                           help="Name of a run, once per RUN in the same order (default: the "
+                                "runs' tags if all are unique, else their file names, else "
+                                "their paths).")(command)
+    command = click.option("--dedup", is_flag=True,
+                           help="Keep the best-scored copy of a docno repeated within a query "
+                                "(default: it is an error, as in trec_eval).")(command)
+    command = click.option("--corpus-size", type=click.IntRange(1, MAX_CORPUS_SIZE), metavar="N",
+                           help="Corpus size n for unretrieved items (default: distinct items "
+                                "in all runs and qrels of the query).")(command)
+    command = click.option("-j", "--jobs", type=click.IntRange(1, 256), default=default_jobs(),
+                           show_default=True, metavar="N",
+                           help="Threads that read and join runs (default: the cores, at "
+                                "most 4).")(command)
+    command = click.option("-l", "--level", type=float, metavar="L",
+                           help="Relevance level: grade >= L is relevant (default: grade > "
+                                "0).")(command)
+    return command
+
+
+MAX_CORPUS_SIZE = 1 << 40  # positions are int64 sums of at most 2^40 per item: no overflow
 
 
 def output_options(fn):
@@ -141,7 +156,7 @@ def cli() -> None:
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool,
                  no_summary: bool, fmt: str, precision: int, orderings: bool,
                  subtopics: str | None, plot_path: str | None, plot_measure: str | None,
-                 level: float | None, corpus_size: int | None, dedup: bool, jobs: int) -> None:
+                 options: Options) -> None:
     """Evaluate RUN files against QRELS: RPP matrices and win rates for every pair of runs,
     and per-run baselines (pytrec_eval). Files may be gzipped; '-' reads stdin.
 
@@ -157,7 +172,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
     notes: list[str] = []
     qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
     ctx = run_eval(qrels_path, run_paths, list(measures) or None,
-                   Options(level, corpus_size, dedup, jobs, subtopics), per_query, notes)
+                   replace(options, subtopics=subtopics), per_query, notes)
     if orderings:
         add_orderings(ctx.results, ctx.tensors, ctx.metrics, lower_is_better(measures))
     _notes(notes)
@@ -229,8 +244,7 @@ def view_option(fn):
 @input_options
 def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], test: str,
                     alpha: float, correction: str, permutations: int, seed: int,
-                    fmt: str, precision: int, view: str, level: float | None, corpus_size: int | None,
-                    dedup: bool, jobs: int) -> None:
+                    fmt: str, precision: int, view: str, options: Options) -> None:
     """Test every pair of RUN files for a significant difference on every measure.
 
     \b
@@ -243,7 +257,7 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
         raise InputError(f"--alpha must be in (0, 1) (got {alpha:g})")
     notes: list[str] = []
     results = run_compare(qrels, list(runs), list(measures) or None,
-                          Options(level, corpus_size, dedup, jobs), test, correction, permutations,
+                          options, test, correction, permutations,
                           seed, notes)
     _notes(notes)
     if view == "human":
@@ -274,8 +288,8 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
 @input_options
 def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
                   measures: tuple[str, ...], test: str, alpha: float, max_drops: tuple[str, ...],
-                  permutations: int, seed: int, fmt: str, precision: int, level: float | None,
-                  corpus_size: int | None, dedup: bool, jobs: int) -> None:
+                  permutations: int, seed: int, fmt: str, precision: int,
+                  options: Options) -> None:
     """Regression gate: exit 0 when no CANDIDATE is significantly worse than the baseline
     (and no --max-drop is exceeded), 1 otherwise, 2 on bad input.
 
@@ -288,7 +302,7 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
     """
     notes: list[str] = []
     results, verdicts = run_check(qrels, baseline, list(candidates), list(measures) or None,
-                                  Options(level, corpus_size, dedup, jobs), test, alpha,
+                                  options, test, alpha,
                                   parse_max_drops(max_drops), permutations, seed, notes)
     _notes(notes)
     write_report(results, fmt, sys.stdout, precision)
@@ -337,7 +351,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
                  query_counts: tuple[int, ...] | None, judged_fractions: tuple[float, ...] | None,
                  judged_samples: int, top_fraction: float, ordering: str, seed: int,
                  plot_path: str | None, fmt: str, precision: int, view: str,
-                 level: float | None, corpus_size: int | None, dedup: bool, jobs: int) -> None:
+                 options: Options) -> None:
     """How well does each measure tell RUN files apart, agree with the others, survive fewer
     queries or judgments and predict itself on unseen queries? (Lines: measure as run.)
 
@@ -354,7 +368,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
                        permutations, samples, query_counts, judged_fractions or (),
                        judged_samples, top_fraction, ordering, seed)
     meta = plan_meta(qrels, list(runs), list(measures) or None,
-                     Options(level, corpus_size, dedup, jobs), opts, notes)
+                     options, opts, notes)
     _notes(notes)
     notes.clear()
     for job in progress(meta.jobs(), "rpp meta"):
@@ -477,7 +491,8 @@ def main() -> None:
         _cannot_write(err.strerror or str(err))
     try:
         sys.stdout.flush()
-        sys.stdout.close()
+        if sys.stdout is sys.__stdout__:  # the process's own stdout: errors can come at close
+            sys.stdout.close()
     except BrokenPipeError:
         _closed_pipe()
     except OSError as err:

@@ -151,7 +151,7 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
 def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            corpus_size: int | None = None, dedup: bool = False,
            notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
-           jobs: int = 1,
+           jobs: int = 1, names: tuple[str, ...] = (),
            on_run: Callable[[Judged, int, RunRows], None] | None = None) -> Collection:
     """Read the runs and join them to the qrels: evaluated queries, relevant items, ranks
     (SPEC §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
@@ -192,7 +192,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
                                           qrels.path),
                       len(run_paths), 1 if "-" in run_paths else jobs, label="reading runs",
                       then=None if on_run is None else lambda r, run: on_run(judged, r, run.rows))
-    run_names, name_notes = name_runs(loaded)
+    run_names, name_notes = name_runs(loaded, names)
     notes.extend(name_notes)
     ranks = np.zeros((len(loaded), len(item_doc)), dtype=np.int64)
     for r, (run, name) in enumerate(zip(loaded, run_names)):

@@ -25,5 +25,14 @@ class InputError(Exception):
     def __str__(self) -> str:
         where = ""
         if self.path is not None:
-            where = f"{self.path}:{self.line}: " if self.line is not None else f"{self.path}: "
+            path = shown(self.path)
+            where = f"{path}:{self.line}: " if self.line is not None else f"{path}: "
         return where + self.message
+
+
+def shown(text: str) -> str:
+    """``text`` for a one-line message: characters that are not printable (a newline, a tab,
+    an escape) written as Python escapes, so a file name cannot break or forge a line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

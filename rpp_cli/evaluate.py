@@ -36,6 +36,7 @@ class Options:
     dedup: bool = False
     jobs: int = 1
     subtopics: str | None = None  # subtopic qrels file
+    names: tuple[str, ...] = ()  # --name: the runs' names, in order
 
 
 def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, list[str]]:
@@ -68,6 +69,7 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
     qrels = read_qrels(qrels_path) if qrels_path is not None else subtopics.overall
     return encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
                   dedup=options.dedup, notes=notes, subtopics=subtopics, jobs=options.jobs,
+                  names=options.names,
                   on_run=on_run)
 
 

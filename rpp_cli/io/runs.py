@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -58,28 +59,44 @@ def _first_tag(table: Table) -> str | None:
     return line.split()[5].decode("utf-8", "surrogateescape")  # validated: blanks separate
 
 
-def name_runs(runs: list[Run]) -> tuple[list[str], list[str]]:
-    """Display names (SPEC §1): unique tag, else unique base name, else the path.
+def name_runs(runs: list, given: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """Display names (SPEC §1), one rule for all runs: ``given`` (--name), else their tags when
+    every run has one and all differ, else their file names (less ``.gz``) when all differ,
+    else their paths. Returns the names and a note saying which rule applied (none for tags).
 
-    Returns the names and the notes to print on stderr for runs that could not use their tag.
+    A name is one printable token (no whitespace, no control character): it must not be able
+    to add a field or a line to the output, nor reach a terminal raw.
     """
-    tags = Counter(r.tag for r in runs)
-    bases = Counter(os.path.basename(r.path) for r in runs)
-    names: list[str] = []
-    notes: list[str] = []
-    for run in runs:
-        base = os.path.basename(run.path)
-        if run.tag is not None and tags[run.tag] == 1:
-            names.append(run.tag)
-            continue
-        why = "has no tag" if run.tag is None else f"shares its tag '{run.tag}'"
-        if bases[base] == 1 and base != "-":
-            names.append(base)
-            notes.append(f"{run.path} {why}: named '{base}' after its file name")
+    if given:
+        if len(given) != len(runs):
+            raise InputError(f"--name given {len(given)} times for {len(runs)} runs: name every "
+                             "run, in order")
+        names, why, notes = list(given), "--name", []
+    else:
+        tags = [r.tag for r in runs]
+        bases = [_base(r.path) for r in runs]
+        if None not in tags and len(set(tags)) == len(tags):
+            names, why = tags, "their tags"
+        elif "-" not in bases and len(set(bases)) == len(bases):
+            names, why = bases, "their file names (tags missing or not unique)"
         else:
-            names.append(run.path)
-            notes.append(f"{run.path} {why} and file name: named by its path")
+            names, why = [r.path for r in runs], "their paths (tags and file names not unique)"
+        notes = [] if names is tags else [f"runs named by {why}"]
+    for run, name in zip(runs, names):
+        if not _TOKEN.fullmatch(name) or not name.isprintable():
+            raise InputError(f"run name {ascii(name)} (from {why}) is not one printable token "
+                             "without spaces; set names with --name", path=run.path)
     if len(set(names)) != len(names):
         dup = next(n for n, c in Counter(names).items() if c > 1)
-        raise InputError("given twice: every run must be a different file", path=dup)
+        raise InputError("given twice: every run must be a different file, with its own name",
+                         path=dup)
     return names, notes
+
+
+_TOKEN = re.compile(r"[^\s\x00-\x1f\x7f]+")
+
+
+def _base(path: str) -> str:
+    """A run's file name, less ``.gz``."""
+    base = os.path.basename(path)
+    return base[:-3] if base.endswith(".gz") and len(base) > 3 else base

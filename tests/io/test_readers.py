@@ -141,16 +141,60 @@ def test_bad_options(good):
                    r"--corpus-size 1 is smaller than the 2 distinct items of query q1")
 
 
-def test_run_names_tag_then_base_name_then_path(tmp_path):
+def test_run_names_one_rule_for_all_runs(tmp_path):
+    """Tags when all are present and unique, else file names (less .gz), else paths."""
     (tmp_path / "x").mkdir()
     (tmp_path / "y").mkdir()
     a = write_run(tmp_path / "x" / "same", {"q": ["a"]}, "tag1")
     b = write_run(tmp_path / "y" / "same", {"q": ["a"]}, "tag1")
-    c = write_run(tmp_path / "x" / "c.run", {"q": ["a"]}, "tag1")
+    c = write_run(tmp_path / "x" / "c.run", {"q": ["a"]}, "tag1", gz=True)
     d = write_run(tmp_path / "d.run", {"q": ["a"]}, "solo")
-    names, notes = name_runs([read_run(str(p)) for p in (a, b, c, d)])
-    assert names == [str(a), str(b), "c.run", "solo"]
-    assert len(notes) == 3 and "named by its path" in notes[0]
+    e = write_run(tmp_path / "e.run", {"q": ["a"]}, "other")
+    runs = {p: read_run(str(p)) for p in (a, b, c, d, e)}
+    assert name_runs([runs[d], runs[e]]) == (["solo", "other"], [])
+    names, notes = name_runs([runs[a], runs[c], runs[d]])  # a and c share a tag
+    assert names == ["same", "c.run", "d.run"]
+    assert notes == ["runs named by their file names (tags missing or not unique)"]
+    names, notes = name_runs([runs[a], runs[b], runs[d]])  # ... and a and b a file name
+    assert names == [str(a), str(b), str(d)] and "paths" in notes[0]
+    assert name_runs([runs[a], runs[b]], ("old", "new")) == (["old", "new"], [])
+
+
+@pytest.mark.parametrize("tag", ["evil\tmap", "\x1b[31mred", "a\u200bb"])
+def test_a_run_name_cannot_forge_output(tmp_path, tag):
+    """A name is one printable token: no tab (a field), no newline (a line), no escape."""
+    good = write_run(tmp_path / "good", {"q1": ["a"]}, "good")
+    bad = tmp_path / "bad"
+    bad.write_bytes(f"q1 Q0 a 1 2 {tag}\n".encode())
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
+    res = rpp("eval", q, good, bad)
+    if "\t" in tag:  # the tab splits the tag: 7 fields
+        one_error_line(res, r".*/bad:1: expected 5 or 6 fields.*")
+    elif "\x1b" in tag:  # a control byte: not a text file at all
+        one_error_line(res, r".*/bad:1: not a text file: control byte 0x1b; .*")
+    else:
+        one_error_line(res, r".*/bad: run name .* is not one printable token without spaces; "
+                            r"set names with --name")
+        assert "\x1b" not in res.err
+        ok = rpp("eval", "-m", "map", "--name", "A", "--name", "B", q, good, bad)
+        assert ok.code == 0 and ok.out.splitlines()[1].split("\t")[2] == "B"
+
+
+def test_a_file_name_cannot_forge_output(tmp_path):
+    """Tags collide, so runs are named by file name: a name holding a newline and tabs would
+    print a fake line; it is refused, naming the file."""
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
+    good = write_run(tmp_path / "good", {"q1": ["a"]}, "same")
+    evil = write_run(tmp_path / "evil\nmap   \tall\tfaker\t0.9999", {"q1": ["a"]}, "same")
+    res = rpp("eval", "-m", "map", q, good, evil)
+    assert res.code == 2 and res.out == "" and len(res.err.splitlines()) == 1
+    assert "faker" in res.err and "\\n" in res.err  # shown escaped, on one line
+
+
+def test_name_must_be_given_for_every_run(tmp_path, good):
+    q, r, r2 = good
+    one_error_line(rpp("eval", "--name", "x", q, r, r2),
+                   r"--name given 1 times for 2 runs: name every run, in order")
 
 
 def test_fixture_collection_reads_cleanly():
