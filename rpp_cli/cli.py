@@ -213,7 +213,7 @@ def permutation_options(what: str) -> Callable:
     def add(fn):
         fn = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
                           help="Seed of the random draws (results are deterministic).")(fn)
-        return click.option("--permutations", type=click.IntRange(min=1), default=10000,
+        return click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000,
                             show_default=True, help=what)(fn)
     return add
 
@@ -322,9 +322,10 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
               help="Comma-separated analyses to run.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="Significance level of discriminative power.")
-@click.option("--permutations", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--permutations", type=click.IntRange(1, 10_000_000), default=1000,
+              show_default=True,
               help="Label permutations of the randomized Tukey HSD.")
-@click.option("--samples", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--samples", type=click.IntRange(1, 10_000_000), default=1000, show_default=True,
               help="Random query subsets (robustness) and split halves (predictive).")
 @click.option("--query-counts", callback=_number_list(int), metavar="K,K,...",
               help="Robustness grid of query-subset sizes (default: 10%, 25%, 50%, 75% "
@@ -333,7 +334,8 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
               help="Also robustness to keeping a fraction F of each query's relevant "
                    "judgments (re-evaluates every measure per sample: slow). Default: not "
                    "done.")
-@click.option("--judged-samples", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("--judged-samples", type=click.IntRange(1, 1_000_000), default=10,
+              show_default=True,
               help="Draws per judged fraction.")
 @click.option("--top-fraction", type=float, default=1.0, show_default=True,
               help="Predictive power among the top fraction of runs by map only.")
@@ -398,7 +400,7 @@ def _closed_pipe() -> None:
               help="NRBP patience.")
 @click.option("-c", "all_topics", is_flag=True,
               help="amean divides by the number of topics in QRELS.")
-@click.option("-M", "max_docs", type=click.IntRange(min=1), metavar="N",
+@click.option("-M", "max_docs", type=click.IntRange(1, (1 << 31) - 1), metavar="N",
               help="Evaluate only the first N items of each topic. Default: all.")
 @click.option("-traditional", "traditional", is_flag=True,
               help="Order by score, then docno descending (default: by the rank column).")
@@ -436,16 +438,19 @@ class _TrecEvalCommand(click.Command):
                    "(P.5,10); repeatable. Default: official.")
 @click.option("-c", "--complete_rel_info_wanted", "complete", is_flag=True,
               help="Average over every qrels query; queries without results count 0.")
-@click.option("-l", "--level_for_rel", "level", type=int, default=1, show_default=True,
+@click.option("-l", "--level_for_rel", "level", type=click.IntRange(-(1 << 31), (1 << 31) - 1),
+              default=1, show_default=True,
               metavar="N", help="A doc is relevant when its grade is >= N.")
 @click.option("-n", "--nosummary", "no_summary", is_flag=True,
               help="Do not print the summary ('all') lines.")
 @click.option("-J", "--Judged_docs_only", "judged_only", is_flag=True,
               help="Drop retrieved docs that are not judged before evaluating.")
-@click.option("-M", "--Max_retrieved_per_topic", "max_retrieved", type=click.IntRange(min=0),
+@click.option("-M", "--Max_retrieved_per_topic", "max_retrieved",
+              type=click.IntRange(0, (1 << 31) - 1),
               metavar="N", help="Evaluate only the top N docs of each query (by score; "
                    "default: all).")
-@click.option("-N", "--Number_docs_in_coll", "num_docs", type=int, default=0, metavar="N",
+@click.option("-N", "--Number_docs_in_coll", "num_docs", type=click.IntRange(0, 1 << 53),
+              default=0, metavar="N",
               help="Documents in the collection (only utility's 4th coefficient reads it).")
 def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str, ...],
                       complete: bool, level: int, no_summary: bool, judged_only: bool,

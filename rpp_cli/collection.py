@@ -24,6 +24,8 @@ from .parallel import map_runs
 if TYPE_CHECKING:
     from .subtopics import SubtopicIndex
 
+RESERVED_QID = "all"  # the qid column of the summary lines (SPEC §7)
+
 # A position key is segment * _SEG + rank; unretrieved members get _UNRET, above any rank.
 _UNRET = np.int64(1 << 40)
 _SEG = np.int64(1 << 41)
@@ -163,6 +165,9 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     qids = qrels.relevant_qids(level)
     if not qids:
         raise InputError("no query has a relevant item" + (f" at level {level:g}" if level else ""),
+                         path=qrels.path)
+    if RESERVED_QID in qids:
+        raise InputError(f"query id '{RESERVED_QID}' is reserved for the summary lines",
                          path=qrels.path)
     qpos = {q: i for i, q in enumerate(qids)}
     docs = Dictionary(len(qids))

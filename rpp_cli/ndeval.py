@@ -36,6 +36,8 @@ class NdevalOptions:
 
 def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[str]) -> Results:
     """ndeval's 21 values per topic of the run and their ``amean`` (as the ``all`` rows)."""
+    if qrels_path == run_path == "-":
+        raise InputError("standard input can be read only once", path="-")
     sq = read_subtopic_qrels(qrels_path)
     qids = _qrels_topics(sq)
     _note_grades(sq, notes)

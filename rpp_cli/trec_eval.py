@@ -74,6 +74,8 @@ def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions) -> Trec
     if opts.level < 1:
         raise InputError(f"-l {opts.level}: relevance levels below 1 are not supported "
                          "(pytrec_eval needs a positive level)", exit_code=EXIT_USAGE)
+    if qrels_path == run_path == "-":
+        raise InputError("standard input can be read only once", path="-")
     judgments = read_judgments(qrels_path)
     retrieved = read_retrieved(run_path)
     for req in requests:

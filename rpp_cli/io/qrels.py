@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import Column, Dictionary, Table, first_seen, split
+from ..errors import InputError
 
 QRELS_FORMAT = "qrels: qid iter docno grade"
 
@@ -98,6 +99,9 @@ def read_subtopic_qrels(path: str) -> SubtopicQrels:
     no_sub = np.zeros(len(table), dtype=bool)
     for token in NO_SUBTOPIC:
         no_sub |= _equals(sub, token)
+    if no_sub.all():
+        raise InputError("no subtopics: every line's subtopic is 0 or Q0 (ad hoc qrels given "
+                         "as subtopic qrels?)", path=path)
     rel = np.flatnonzero((grades > 0) & ~no_sub)
     subtopic_relevant = np.zeros(len(overall.grade), dtype=bool)
     subtopic_relevant[code[rel]] = True

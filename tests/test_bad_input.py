@@ -1,0 +1,48 @@
+"""Ambiguous or absurd input is refused with one line and exit 2 (trec-eval: its own codes),
+never a traceback or numbers that look valid."""
+from __future__ import annotations
+
+import pytest
+
+from .conftest import PAPER, rpp, write_qrels, write_run
+from .io.test_readers import one_error_line
+
+
+def test_query_id_all_is_reserved(tmp_path):
+    """`all` would make a per-query line indistinguishable from the summary."""
+    q = write_qrels(tmp_path / "q", [("all", "d1", 1), ("7", "d1", 1)])
+    r = write_run(tmp_path / "r", {"all": ["d1"], "7": ["d1"]}, "r")
+    s = write_run(tmp_path / "s", {"7": ["d1"]}, "s")
+    one_error_line(rpp("eval", q, r, s), r".*/q: query id 'all' is reserved for the summary lines")
+
+
+@pytest.mark.parametrize("command", ["trec-eval", "ndeval"])
+def test_stdin_twice(command):
+    res = rpp(command, "-", "-", stdin="1 0 d1 1\n")
+    assert res.code == 2 and res.err == "rpp: -: standard input can be read only once\n"
+
+
+def test_ad_hoc_qrels_are_not_subtopic_qrels(tmp_path):
+    """Every subtopic field 0: ndeval's measures would all print 0 with exit 0."""
+    adhoc = PAPER / "qrels"
+    one_error_line(rpp("eval", "--subtopics", adhoc, adhoc, PAPER / "run.X", PAPER / "run.Y"),
+                   r".*/qrels: no subtopics: every line's subtopic is 0 or Q0 .*")
+    one_error_line(rpp("ndeval", adhoc, PAPER / "run.X"),
+                   r".*/qrels: no subtopics: every line's subtopic is 0 or Q0 .*")
+
+
+@pytest.mark.parametrize("args", [
+    ["eval", "--corpus-size", "100000000000000000000"],
+    ["eval", "--corpus-size", "1e20"],
+    ["eval", "-j", "0"],
+    ["compare", "--permutations", "99999999999999999999"],
+])
+def test_absurd_numbers_are_usage_errors(args):
+    res = rpp(*args, PAPER / "qrels", PAPER / "run.X", PAPER / "run.Y")
+    assert res.code == 2 and "Traceback" not in res.err and "Invalid value" in res.err
+
+
+@pytest.mark.parametrize("option", ["-l", "-M", "-N"])
+def test_trec_eval_numbers_are_bounded(option):
+    res = rpp("trec-eval", option, "99999999999999999999", PAPER / "qrels", PAPER / "run.X")
+    assert res.code in (1, 2) and "Invalid value" in res.err and "Traceback" not in res.err
