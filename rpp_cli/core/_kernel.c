@@ -428,30 +428,32 @@ static inline uint64_t hash_of(int64_t key, const unsigned char *p, Py_ssize_t n
     return mix64(h ^ w);
 }
 
-/* A slot holds the hash and, packed, the entry and its length (checked before the bytes). */
-typedef struct { uint64_t hash; uint64_t packed; } Slot;
-#define EMPTY UINT64_MAX
-#define LEN_BITS 16
-#define MAX_LEN ((1 << LEN_BITS) - 1)
-static inline int64_t slot_entry(const Slot *s) { return (int64_t)(s->packed >> LEN_BITS); }
-static inline int32_t slot_len(const Slot *s) { return (int32_t)(s->packed & MAX_LEN); }
-
-/* One open-addressing table per key: the entries of one query sit together, so rows that
- * come query by query (as ranked rows do) probe a small, cache-resident table. */
+/* A slot holds all a lookup needs but the bytes themselves: the hash, where the bytes are in
+ * its table's arena and how long, the entry's code and the last batch that met it. */
 typedef struct {
-    Slot *slots;        /* packed EMPTY = empty */
-    int64_t mask;       /* size - 1; size 0 until the first insert */
+    uint64_t hash;
+    int64_t entry;      /* -1 = empty */
+    int64_t stamp;
+    uint32_t off;       /* in the table's arena */
+    int32_t len;
+} Slot;
+#define MAX_LEN (1 << 16)
+
+/* One table per key, with its own arena: the strings of one query sit together, so rows that
+ * come query by query (as ranked rows do) work in a small, cache-resident region. */
+typedef struct {
+    Slot *slots;
+    int64_t mask;       /* size - 1; no slots until the first insert */
     int64_t count;
+    unsigned char *arena;
+    int64_t arena_len, arena_cap;
 } Table;
 
 typedef struct {
     PyObject_HEAD
-    unsigned char *arena;
-    int64_t arena_len, arena_cap;
-    int64_t *off;       /* per entry: offset in arena */
+    int64_t *key;       /* per entry: key (its table) */
+    uint32_t *off;      /* per entry: offset in its table's arena */
     int32_t *len;       /* per entry: length */
-    int64_t *key;       /* per entry: key */
-    int64_t *stamp;     /* per entry: the last batch that added or found it */
     int64_t n, cap;     /* entries, their capacity */
     Table *tables;      /* one per key 0..n_keys-1 */
     int64_t n_keys;
@@ -461,15 +463,13 @@ typedef struct {
 
 static int grow_entries(StrMap *m) {
     int64_t cap = m->cap ? 2 * m->cap : 1024;
-    int64_t *off = realloc(m->off, (size_t)cap * sizeof *off);
+    int64_t *key = realloc(m->key, (size_t)cap * sizeof *key);
+    if (key) m->key = key;
+    uint32_t *off = realloc(m->off, (size_t)cap * sizeof *off);
     if (off) m->off = off;
     int32_t *len = realloc(m->len, (size_t)cap * sizeof *len);
     if (len) m->len = len;
-    int64_t *key = realloc(m->key, (size_t)cap * sizeof *key);
-    if (key) m->key = key;
-    int64_t *stamp = realloc(m->stamp, (size_t)cap * sizeof *stamp);
-    if (stamp) m->stamp = stamp;
-    if (!off || !len || !key || !stamp) return -1;
+    if (!key || !off || !len) return -1;
     m->cap = cap;
     return 0;
 }
@@ -478,13 +478,13 @@ static int grow_table(Table *t) {
     int64_t size = t->slots ? 2 * (t->mask + 1) : 16;
     Slot *slots = malloc((size_t)size * sizeof *slots);
     if (!slots) return -1;
-    for (int64_t i = 0; i < size; i++) slots[i].packed = EMPTY;
+    for (int64_t i = 0; i < size; i++) slots[i].entry = -1;
     int64_t mask = size - 1;
     if (t->slots) {
         for (int64_t i = 0; i <= t->mask; i++) {
-            if (t->slots[i].packed == EMPTY) continue;
+            if (t->slots[i].entry < 0) continue;
             int64_t j = (int64_t)(t->slots[i].hash & (uint64_t)mask);
-            while (slots[j].packed != EMPTY) j = (j + 1) & mask;
+            while (slots[j].entry >= 0) j = (j + 1) & mask;
             slots[j] = t->slots[i];
         }
         free(t->slots);
@@ -494,62 +494,60 @@ static int grow_table(Table *t) {
     return 0;
 }
 
-/* The entry equal to p[0:n] in table t, or -1; *at is the slot where it is or would go. */
-static inline int64_t find(const StrMap *m, const Table *t, uint64_t h, const unsigned char *p,
-                           int32_t n, int64_t *at) {
-    if (!t->slots) { *at = -1; return -1; }
+/* The slot holding p[0:n] in table t, or NULL; *at is the index where it is or would go. */
+static inline Slot *find(const Table *t, uint64_t h, const unsigned char *p, int32_t n,
+                         int64_t *at) {
+    if (!t->slots) { *at = -1; return NULL; }
     int64_t j = (int64_t)(h & (uint64_t)t->mask);
     for (;;) {
-        const Slot *s = &t->slots[j];
-        if (s->packed == EMPTY) { *at = j; return -1; }
-        if (s->hash == h && slot_len(s) == n) {
-            int64_t e = slot_entry(s);
-            if (memcmp(m->arena + m->off[e], p, (size_t)n) == 0) {
-                *at = j;
-                return e;
-            }
+        Slot *s = &t->slots[j];
+        if (s->entry < 0) { *at = j; return NULL; }
+        if (s->hash == h && s->len == n && memcmp(t->arena + s->off, p, (size_t)n) == 0) {
+            *at = j;
+            return s;
         }
         j = (j + 1) & t->mask;
     }
 }
 
-/* Insert (key, bytes) if absent; its code, -1 when out of memory, -2 for a bad key. With
- * batch >= 0, *repeat tells whether this batch met the entry before. */
+/* Insert (key, bytes) if absent; its code, -1 when out of memory, -2 for a bad key, -3 when
+ * a key's strings outgrow 4 GiB. With batch >= 0, *repeat tells whether this batch met the
+ * entry before. */
 static int64_t intern_one(StrMap *m, int64_t key, const unsigned char *p, int32_t n,
                           int64_t batch, uint8_t *repeat) {
     if (key < 0 || key >= m->n_keys) return -2;
     Table *t = &m->tables[key];
     uint64_t h = hash_of(key, p, n);
     int64_t at;
-    int64_t e = find(m, t, h, p, n, &at);
-    if (e >= 0) {
-        *repeat = batch >= 0 && m->stamp[e] == batch;
-        m->stamp[e] = batch;
-        return e;
+    Slot *s = find(t, h, p, n, &at);
+    if (s) {
+        *repeat = batch >= 0 && s->stamp == batch;
+        s->stamp = batch;
+        return s->entry;
     }
     *repeat = 0;
     if (m->n >= m->cap && grow_entries(m) < 0) return -1;
-    if (m->arena_len + n > m->arena_cap) {
-        int64_t cap = m->arena_cap ? m->arena_cap : 1 << 16;
-        while (cap < m->arena_len + n) cap *= 2;
-        unsigned char *a = realloc(m->arena, (size_t)cap);
+    if (t->arena_len + n > t->arena_cap) {
+        int64_t cap = t->arena_cap ? t->arena_cap : 256;
+        while (cap < t->arena_len + n) cap *= 2;
+        if (cap > UINT32_MAX) return -3;
+        unsigned char *a = realloc(t->arena, (size_t)cap);
         if (!a) return -1;
-        m->arena = a;
-        m->arena_cap = cap;
+        t->arena = a;
+        t->arena_cap = cap;
     }
     if (!t->slots || 2 * (t->count + 1) > t->mask + 1) {
         if (grow_table(t) < 0) return -1;
-        find(m, t, h, p, n, &at);
+        find(t, h, p, n, &at);
     }
-    e = m->n++;
-    memcpy(m->arena + m->arena_len, p, (size_t)n);
-    m->off[e] = m->arena_len;
-    m->len[e] = n;
+    int64_t e = m->n++;
+    memcpy(t->arena + t->arena_len, p, (size_t)n);
     m->key[e] = key;
-    m->stamp[e] = batch;
-    m->arena_len += n;
-    t->slots[at].hash = h;
-    t->slots[at].packed = ((uint64_t)e << LEN_BITS) | (uint64_t)n;
+    m->off[e] = (uint32_t)t->arena_len;
+    m->len[e] = n;
+    s = &t->slots[at];
+    *s = (Slot){h, e, batch, (uint32_t)t->arena_len, n};
+    t->arena_len += n;
     t->count++;
     return e;
 }
@@ -572,9 +570,12 @@ static PyObject *StrMap_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 }
 
 static void StrMap_dealloc(StrMap *m) {
-    for (int64_t k = 0; m->tables && k < m->n_keys; k++) free(m->tables[k].slots);
+    for (int64_t k = 0; m->tables && k < m->n_keys; k++) {
+        free(m->tables[k].slots);
+        free(m->tables[k].arena);
+    }
     free(m->tables);
-    free(m->arena); free(m->off); free(m->len); free(m->key); free(m->stamp);
+    free(m->off); free(m->len); free(m->key);
     pthread_mutex_destroy(&m->lock);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
@@ -610,7 +611,7 @@ static int batch_get(PyObject *args, Batch *b, PyObject **repeat_o, int64_t *bat
     const int64_t *s = b->st.buf;
     const int32_t *l = b->ln.buf;
     for (Py_ssize_t i = 0; i < b->n; i++)
-        if (s[i] < 0 || l[i] < 0 || l[i] > MAX_LEN || s[i] + l[i] > b->data.len) {
+        if (s[i] < 0 || l[i] < 0 || l[i] >= MAX_LEN || s[i] + l[i] > b->data.len) {
             PyErr_SetString(PyExc_ValueError, "StrMap: string outside the data or too long");
             goto e4;
         }
@@ -672,6 +673,10 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "StrMap.intern: key out of range");
         return NULL;
     }
+    if (status == -3) {
+        PyErr_SetString(PyExc_OverflowError, "StrMap.intern: over 4 GiB of strings for one key");
+        return NULL;
+    }
     if (status < 0) return PyErr_NoMemory();
     return PyLong_FromLongLong(m->n);
 }
@@ -692,8 +697,9 @@ static PyObject *StrMap_lookup(StrMap *m, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < b.n; i++) {
         int64_t key = k ? k[i] : 0, at;
-        out[i] = key < 0 || key >= m->n_keys ? -1
-            : find(m, &m->tables[key], hash_of(key, p + s[i], l[i]), p + s[i], l[i], &at);
+        const Slot *hit = key < 0 || key >= m->n_keys ? NULL
+            : find(&m->tables[key], hash_of(key, p + s[i], l[i]), p + s[i], l[i], &at);
+        out[i] = hit ? hit->entry : -1;
     }
     Py_END_ALLOW_THREADS
     batch_release(&b);
@@ -732,7 +738,8 @@ static PyObject *StrMap_strings(StrMap *m, PyObject *args) {
             Py_CLEAR(list);
             break;
         }
-        PyObject *item = PyBytes_FromStringAndSize((const char *)m->arena + m->off[e], m->len[e]);
+        PyObject *item = PyBytes_FromStringAndSize(
+            (const char *)m->tables[m->key[e]].arena + m->off[e], m->len[e]);
         if (!item) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, item);
     }
