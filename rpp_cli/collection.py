@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from .core import Dictionary, rank_rows
+from .core import Dictionary, column_of, rank_rows
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant
 from .io.runs import Run, name_runs, read_run
@@ -245,9 +245,10 @@ def _items(docs: Dictionary, judged_query: np.ndarray, judged_grade: np.ndarray,
     if subtopic_item is not None:
         is_item[subtopic_item] = True
     codes = np.flatnonzero(is_item)
-    raw = docs.strings(codes)
-    order = sorted(range(len(codes)), key=lambda k: (judged_query[codes[k]], raw[k]))
-    return codes[np.array(order, dtype=np.int64)] if order else codes
+    query = judged_query[codes]
+    order = rank_rows(column_of(docs.strings(codes)), query, np.zeros(len(codes)),
+                      int(query.max(initial=-1)) + 1)  # by query, docno descending
+    return codes[order][::-1][np.argsort(query[order][::-1], kind="stable")]
 
 
 @dataclass

@@ -431,11 +431,11 @@ static inline uint64_t hash_of(int64_t key, const unsigned char *p, Py_ssize_t n
 /* A slot holds all a lookup needs but the bytes themselves: the hash, where the bytes are in
  * its table's arena and how long, the entry's code and the last batch that met it. */
 typedef struct {
-    uint64_t hash;
-    int64_t entry;      /* -1 = empty */
-    int64_t stamp;
-    uint32_t off;       /* in the table's arena */
+    uint32_t hash;      /* the hash's low bits (the table index uses the same bits) */
     int32_t len;
+    uint32_t off;       /* in the table's arena */
+    int32_t stamp;
+    int64_t entry;      /* -1 = empty */
 } Slot;
 #define MAX_LEN (1 << 16)
 
@@ -495,7 +495,7 @@ static int grow_table(Table *t) {
 }
 
 /* The slot holding p[0:n] in table t, or NULL; *at is the index where it is or would go. */
-static inline Slot *find(const Table *t, uint64_t h, const unsigned char *p, int32_t n,
+static inline Slot *find(const Table *t, uint32_t h, const unsigned char *p, int32_t n,
                          int64_t *at) {
     if (!t->slots) { *at = -1; return NULL; }
     int64_t j = (int64_t)(h & (uint64_t)t->mask);
@@ -517,7 +517,7 @@ static int64_t intern_one(StrMap *m, int64_t key, const unsigned char *p, int32_
                           int64_t batch, uint8_t *repeat) {
     if (key < 0 || key >= m->n_keys) return -2;
     Table *t = &m->tables[key];
-    uint64_t h = hash_of(key, p, n);
+    uint32_t h = (uint32_t)hash_of(key, p, n);
     int64_t at;
     Slot *s = find(t, h, p, n, &at);
     if (s) {
@@ -546,7 +546,7 @@ static int64_t intern_one(StrMap *m, int64_t key, const unsigned char *p, int32_
     m->off[e] = (uint32_t)t->arena_len;
     m->len[e] = n;
     s = &t->slots[at];
-    *s = (Slot){h, e, batch, (uint32_t)t->arena_len, n};
+    *s = (Slot){h, n, (uint32_t)t->arena_len, (int32_t)batch, e};
     t->arena_len += n;
     t->count++;
     return e;
@@ -637,7 +637,7 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
     int has_repeat = repeat_o != Py_None;
     if (has_repeat) {
         if (get_array(repeat_o, 1, 1, &rep, "repeat") < 0) { batch_release(&b); return NULL; }
-        if (rep.len != b.n || batch < 0) {
+        if (rep.len != b.n || batch < 0 || batch > INT32_MAX) {
             PyErr_SetString(PyExc_ValueError, "StrMap.intern: repeat needs n bytes and a batch >= 0");
             PyBuffer_Release(&rep);
             batch_release(&b);
@@ -698,7 +698,7 @@ static PyObject *StrMap_lookup(StrMap *m, PyObject *args) {
     for (Py_ssize_t i = 0; i < b.n; i++) {
         int64_t key = k ? k[i] : 0, at;
         const Slot *hit = key < 0 || key >= m->n_keys ? NULL
-            : find(&m->tables[key], hash_of(key, p + s[i], l[i]), p + s[i], l[i], &at);
+            : find(&m->tables[key], (uint32_t)hash_of(key, p + s[i], l[i]), p + s[i], l[i], &at);
         out[i] = hit ? hit->entry : -1;
     }
     Py_END_ALLOW_THREADS

@@ -377,7 +377,9 @@ def compute(ctx, measures) -> None:
 def _values(per_query: dict[str, dict[str, float]], qids: list[str], names: list[str]
             ) -> np.ndarray:
     """(Q, len(names)) values; NaN and absent (empty rankings) count 0 as in trec_eval -c."""
-    out = np.array([[per_query.get(qid, {}).get(n, 0.0) for n in names] for qid in qids],
+    empty: dict[str, float] = {}
+    rows = map(per_query.get, qids, [empty] * len(qids))
+    out = np.array([list(map(row.get, names, [0.0] * len(names))) for row in rows],
                    dtype=np.float64).reshape(len(qids), len(names))
     return np.nan_to_num(out, nan=0.0)
 
