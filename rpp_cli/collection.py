@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,7 +51,7 @@ class RunRows:
 
 @dataclass(frozen=True)
 class Judged:
-    """The judged (query, docno) codes 0..J-1 of a collection: known before any run is read."""
+    """The judged (query, docno) codes 0..J-1 of a collection."""
 
     qids: list[str]  # evaluated queries, trec_eval order
     query: np.ndarray  # (J,) query index of each code
@@ -153,12 +153,10 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
 def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            corpus_size: int | None = None, dedup: bool = False,
            notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
-           jobs: int = 1, names: tuple[str, ...] = (),
-           on_run: Callable[[Judged, int, RunRows], None] | None = None) -> Collection:
+           jobs: int = 1, names: tuple[str, ...] = ()) -> Collection:
     """Read the runs and join them to the qrels: evaluated queries, relevant items, ranks
     (SPEC §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
-    read and joined by ``jobs`` threads; ``on_run`` sees each run's rows as they come, on
-    this thread."""
+    read and joined by ``jobs`` threads."""
     from .subtopics import encode_subtopics
 
     notes = notes if notes is not None else []
@@ -195,8 +193,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     judged = Judged(qids, judged_query, judged_grade)
     loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, judged_qids, docs, dedup,
                                           qrels.path),
-                      len(run_paths), 1 if "-" in run_paths else jobs, label="reading runs",
-                      then=None if on_run is None else lambda r, run: on_run(judged, r, run.rows))
+                      len(run_paths), 1 if "-" in run_paths else jobs, label="reading runs")
     run_names, name_notes = name_runs(loaded, names)
     notes.extend(name_notes)
     ranks = np.zeros((len(loaded), len(item_doc)), dtype=np.int64)

@@ -9,7 +9,7 @@ from .collection import Collection, encode
 from .errors import InputError
 from .io.qrels import read_qrels, read_subtopic_qrels
 from .core import split
-from .measures import DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, resolve, trec
+from .measures import DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, resolve
 from .results import Results
 
 
@@ -21,7 +21,6 @@ class Context:
     results: Results
     per_query: bool = False
     jobs: int = 1  # threads for per-run work
-    early: dict[str, object] = field(default_factory=dict)  # family -> what it did while loading
     tensors: dict[str, np.ndarray] = field(default_factory=dict)  # preference: (Q, R, R)
     metrics: dict[str, np.ndarray] = field(default_factory=dict)  # metric: (Q, R)
     notes: list[str] = field(default_factory=list)  # for stderr
@@ -56,7 +55,7 @@ def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, li
 
 
 def load(qrels_path: str | None, run_paths: list[str], options: Options,
-         notes: list[str], on_run=None) -> Collection:
+         notes: list[str]) -> Collection:
     """Read the qrels and runs and join them (SPEC §1-2); without QRELS an item's grade
     is its largest over the subtopic qrels."""
     if options.level is not None and options.level <= 0:
@@ -69,20 +68,18 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
     qrels = read_qrels(qrels_path) if qrels_path is not None else subtopics.overall
     return encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
                   dedup=options.dedup, notes=notes, subtopics=subtopics, jobs=options.jobs,
-                  names=options.names,
-                  on_run=on_run)
+                  names=options.names)
 
 
 def measure(coll: Collection, measures: list[Measure], per_query: bool,
-            notes: list[str], jobs: int = 1, early: dict | None = None) -> Context:
-    """Compute ``measures`` on ``coll``, family by family, into one Context (``early``: what
-    families already computed while the runs were read)."""
+            notes: list[str], jobs: int = 1) -> Context:
+    """Compute ``measures`` on ``coll``, family by family, into one Context."""
     if len(coll.run_names) < 2 and any(m.kind == PREFERENCE for m in measures):
         notes.append("preferences need two runs: only per-run measures computed")
         measures = [m for m in measures if m.kind != PREFERENCE]
     outputs = [name for m in measures for name in m.outputs]  # fixes the output order
     ctx = Context(coll, Results(coll.qids, coll.run_names, outputs), per_query, jobs,
-                  early or {}, notes=notes)
+                  notes=notes)
     by_family: dict[str, list[Measure]] = {}
     for m in measures:
         by_family.setdefault(m.family, []).append(m)
@@ -101,13 +98,9 @@ def run_eval(qrels_path: str | None, run_paths: list[str], measure_names: list[s
 
 def evaluate_runs(qrels_path: str | None, run_paths: list[str], measures: list[Measure],
                   options: Options, per_query: bool, notes: list[str]) -> Context:
-    """Read, join and measure; trec_eval's measures are computed run by run as the runs are
-    read (pytrec_eval holds the GIL; the readers do not need it)."""
-    requests = [m.trec for m in measures if m.family == "trec"]
-    stream = trec.Stream(requests, options.level) if requests else None
-    coll = load(qrels_path, run_paths, options, notes, None if stream is None else stream.add)
-    return measure(coll, measures, per_query, notes, options.jobs,
-                   {} if stream is None else {"trec": stream})
+    """Read, join and measure: the flow of every command that evaluates runs."""
+    coll = load(qrels_path, run_paths, options, notes)
+    return measure(coll, measures, per_query, notes, options.jobs)
 
 
 def lower_is_better(measure_names: list[str] | tuple[str, ...] | None) -> set[str]:

@@ -21,21 +21,15 @@ def default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def map_runs(fn: Callable[[int], T], n_runs: int, jobs: int, label: str | None = None,
-             then: Callable[[int, T], None] | None = None) -> list[T]:
+def map_runs(fn: Callable[[int], T], n_runs: int, jobs: int, label: str | None = None
+             ) -> list[T]:
     """``[fn(r) for r in range(n_runs)]`` on ``jobs`` threads (progress on a terminal under
-    ``label``); ``then(r, result)`` runs on the calling thread as each result arrives, while
-    the workers go on (work that needs the GIL overlaps with theirs, which does not).
-    If calls fail, the exception of the lowest ``r`` is raised, whatever the timing: runs are
-    started in order, and none is started after a failure."""
+    ``label``). If calls fail, the exception of the lowest ``r`` is raised, whatever the
+    timing: runs are started in order, and none is started after a failure."""
     jobs = max(1, min(jobs, n_runs))
     if jobs == 1:
-        out = []
-        for r in progress(range(n_runs), label) if label else range(n_runs):
-            out.append(fn(r))
-            if then is not None:
-                then(r, out[-1])
-        return out
+        show = progress(range(n_runs), label) if label else range(n_runs)
+        return [fn(r) for r in show]
     results: list = [None] * n_runs
     failed: dict[int, BaseException] = {}
     done: queue.Queue[int] = queue.Queue()
@@ -69,13 +63,8 @@ def map_runs(fn: Callable[[int], T], n_runs: int, jobs: int, label: str | None =
             except queue.Empty:
                 continue
 
-    for r in progress(finished(), label, length=n_runs) if label else finished():
-        if then is not None and r not in failed and not stop.is_set():
-            try:
-                then(r, results[r])
-            except BaseException:
-                stop.set()
-                raise
+    for _ in progress(finished(), label, length=n_runs) if label else finished():
+        pass
     if failed:
         raise failed[min(failed)]
     return results

@@ -328,8 +328,8 @@ class Bridge:
 
 
 class Stream:
-    """trec_eval measures of each run as soon as the run is read: pytrec_eval runs on the
-    main thread (it holds the GIL) while worker threads read the next runs."""
+    """trec_eval measures run by run: one pytrec_eval evaluator for the collection's
+    judgments, given each run in turn (it holds the GIL, so threads would not help)."""
 
     def __init__(self, requests: list[TrecRequest], level: float | None) -> None:
         self.requests = requests
@@ -357,12 +357,9 @@ def compute(ctx, measures) -> None:
     from ..aggregate import add_metric
 
     coll = ctx.collection
-    requests = [m.trec for m in measures]
-    stream = ctx.early.get("trec")
-    if stream is None or stream.requests != requests or len(stream.values) < len(coll.runs):
-        stream = Stream(requests, coll.level)
-        for r, rows in enumerate(coll.runs):
-            stream.add(coll.judged, r, rows)
+    stream = Stream([m.trec for m in measures], coll.level)
+    for r, rows in enumerate(coll.runs):
+        stream.add(coll.judged, r, rows)
     names = stream.names
     values = {n: np.stack([stream.values[r][:, i] for r in range(len(coll.runs))], axis=1)
               for i, n in enumerate(names)}
