@@ -10,8 +10,10 @@ invocation on the same machine state. A command stops repeating once it has used
 ``--budget`` seconds (it always runs once); baselines run ``--baseline-repeat`` times. The
 input files are read into the page cache before every run (warm-cache timings). The table
 shows medians; every target is reported with its measured value, met or not (or "not
-determined", e.g. without pref_eval), and everything goes to bench/results.json. Scenarios
-that miss a speed target are profiled (cProfile of ``python -P -m rpp_cli ... -j 1``).
+determined", e.g. without pref_eval), and everything goes to bench/results.json. A verdict
+whose limit lies inside the range the single runs span is marked "noise decides", and runs
+during which other work (processes, hypervisor steal) used over 5% of the machine are listed.
+Scenarios that miss a speed target are profiled (cProfile of ``python -P -m rpp_cli ... -j 1``).
 
 Memory: ``peak_rss_mb`` is the kernel's peak RSS of the largest single process (rpp or one of
 its workers; wait4's ru_maxrss). While a command runs more than one process, the harness also
@@ -26,7 +28,7 @@ authors' reference code diazf/pref_eval (``--pref-eval /path/to/pref_eval.py`` o
 ``PREF_EVAL=...``; never part of this repository, pure Python, no dependencies). pref_eval is
 run as ``python pref_eval.py -R QRELS -m rpp -m dcgrpp -m invrpp RUN...`` (every pair, the
 summary lines) under ``--pref-eval-timeout``: if it times out, the speedup reported is a lower
-bound. ``--pref-eval-runs K`` times it on the first K runs of the same collection instead (same
+bound. ``--pref-eval-runs K`` times it on the first K runs (by file name) instead (same
 queries, depth and qrels, so the same per-pair work) and scales to all runs: linearly in the
 number of runs (a lower bound on its full time, as its pair work grows faster) and by the
 number of pairs (an upper bound); the target is met only if the lower bound meets it.
@@ -56,6 +58,8 @@ ROOT = HERE.parent
 GENERATOR = ROOT / "fixtures" / "make_collection.py"
 
 DOCNOS = "mixed"
+HZ = os.sysconf("SC_CLK_TCK")
+OTHER_LOAD = 0.05  # flag runs during which other work used this share of the machine
 PREF_MEASURES = ["-m", "rpp", "-m", "dcgrpp", "-m", "invrpp"]
 
 
@@ -207,9 +211,18 @@ def harness_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """(busy, steal) ticks of all CPUs so far (/proc/stat): steal is time the hypervisor gave
+    this VM's virtual CPUs to someone else, a cause of noise the harness cannot remove."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return sum(fields[:3]) + sum(fields[5:7]), fields[7] if len(fields) > 7 else 0
+
+
 def timed(cmd: list[str], timeout: float | None = None, env: dict | None = None) -> dict:
     """One process: wall seconds, memory, exit status; stdout discarded, stderr kept (tail)."""
     with tempfile.TemporaryFile() as err:
+        busy0, steal0 = cpu_ticks()
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True, env=env)
@@ -234,6 +247,7 @@ def timed(cmd: list[str], timeout: float | None = None, env: dict | None = None)
             os.wait4(proc.pid, 0)
             raise
         wall = time.perf_counter() - start
+        busy1, steal1 = cpu_ticks()
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped: keep Popen from waiting
         if timer:
             timer.cancel()
@@ -245,7 +259,9 @@ def timed(cmd: list[str], timeout: float | None = None, env: dict | None = None)
     pss = sampler.peak_kb * 1024 / 1e6
     return {"seconds": wall, "peak_rss_mb": rss, "tree_pss_mb": pss if sampler.samples else None,
             "peak_mb": max(rss, pss), "rss_at_harness_floor": rss <= harness_rss_mb(),
-            "code": proc.returncode, "timed_out": killed.is_set(), "stderr": tail}
+            "code": proc.returncode, "timed_out": killed.is_set(), "stderr": tail,
+            "machine_busy_s": (busy1 - busy0) / HZ, "steal_s": (steal1 - steal0) / HZ,
+            "cpu_s": (usage.ru_utime + usage.ru_stime)}
 
 
 @dataclass
@@ -278,6 +294,13 @@ class Command:
             return row
         row.update(seconds=statistics.median(r["seconds"] for r in ok),
                    all_seconds=[round(r["seconds"], 3) for r in ok],
+                   # CPU time of the command and its children, of the whole machine, and
+                   # stolen by the hypervisor, per run: to tell rpp's variance from noise
+                   cpu_seconds=[round(r["cpu_s"], 2) for r in ok],
+                   machine_busy_seconds=[round(r["machine_busy_s"], 2) for r in ok],
+                   steal_seconds=[round(r["steal_s"], 2) for r in ok],
+                   other_load=[round(max(0.0, r["machine_busy_s"] + r["steal_s"] - r["cpu_s"])
+                                     / (r["seconds"] * (os.cpu_count() or 1)), 3) for r in ok],
                    peak_rss_mb=max(r["peak_rss_mb"] for r in ok),
                    tree_pss_mb=max((r["tree_pss_mb"] or 0 for r in ok), default=0) or None,
                    peak_mb=max(r["peak_mb"] for r in ok))
@@ -467,6 +490,13 @@ def print_report(report: dict) -> None:
         out.write(f"* at or below the harness's own peak RSS "
                   f"({report['machine']['harness_peak_rss_mb']:.0f} MB), which Linux carries "
                   "over to children: an upper bound\n")
+    busy = [f"{name} {label} run {i + 1} ({load:.0%})"
+            for name, row in report["scenarios"].items() for label, s in row["timings"].items()
+            for i, load in enumerate(s.get("other_load", [])) if load > OTHER_LOAD]
+    if busy:
+        out.write("runs during which something else used more than "
+                  f"{OTHER_LOAD:.0%} of the machine (other processes, hypervisor steal): "
+                  + ", ".join(busy) + "\n")
     out.write("\ntargets\n")
     out.write(f"{'scenario':<8}  {'measure':<24}  {'target':>10}  {'measured':>9}  result\n")
     for name, row in report["scenarios"].items():
