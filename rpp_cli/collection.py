@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .core import Dictionary, column_of, rank_rows
+from .core import Column, Dictionary, column_of, line_at, rank_rows
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant
 from .io.runs import Run, name_runs, read_run
-from .parallel import map_runs
+from .parallel import IN_FLIGHT_BYTES, Budget, file_size, map_runs
 
 if TYPE_CHECKING:
     from .subtopics import SubtopicIndex
@@ -191,9 +191,18 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
 
     judged_qids = set(qrels.qids)
     judged = Judged(qids, judged_query, judged_grade)
-    loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, judged_qids, docs, dedup,
-                                          qrels.path),
-                      len(run_paths), 1 if "-" in run_paths else jobs, label="reading runs")
+    budget = Budget(IN_FLIGHT_BYTES)
+
+    def load(r: int) -> LoadedRun:
+        size = file_size(run_paths[r])
+        budget.take(size)
+        try:
+            return _load_run(r, run_paths[r], qpos, judged_qids, docs, dedup, qrels.path)
+        finally:
+            budget.give(size)
+
+    loaded = map_runs(load, len(run_paths), 1 if "-" in run_paths else jobs,
+                      label="reading runs")
     run_names, name_notes = name_runs(loaded, names)
     notes.extend(name_notes)
     ranks = np.zeros((len(loaded), len(item_doc)), dtype=np.int64)
@@ -266,22 +275,29 @@ def _load_run(r: int, path: str, qpos: dict[str, int], judged: set[str], docs: D
     (query, docno) coded in ``docs`` (shared by all runs; safe from several threads)."""
     run = read_run(path)
     texts = [_text(q) for q in run.qid_values]
-    qidx = np.array([qpos.get(q, -1) for q in texts], dtype=np.int64)[run.qid_codes]
-    rows = np.flatnonzero(qidx >= 0)
-    if len(rows) == 0:
+    unjudged = sum(q not in judged for q in texts)
+    qidx = np.array([qpos.get(q, -1) for q in texts], dtype=np.int32)[run.qid_codes]
+    keep = qidx >= 0
+    if not keep.any():
         raise InputError(f"shares no query with the qrels ({qrels_path})", path=run.path)
+    rows = None if keep.all() else np.flatnonzero(keep)  # file rows (None: all of them)
+    docno, score = (run.docno, run.score) if rows is None else (run.docno.take(rows),
+                                                                 run.score[rows])
+    query = qidx if rows is None else qidx[rows]
+    order = rank_rows(docno, query, score, len(qpos))
+    docno, query, score = docno.take(order), query[order], score[order]
+    path, tag = run.path, run.tag
+    del run, qidx, keep, rows, order  # the file's fields: only its bytes stay (in docno)
+    code, repeat = docs.add_batch(docno, query, r)
     notes: list[str] = []
-    order = rows[rank_rows(run.docno.take(rows), qidx[rows], run.score[rows], len(qpos))]
-    code, repeat = docs.add_batch(run.docno.take(order), qidx[order], r)
     if repeat.any():
-        order, code = _resolve_duplicates(run, order, code, repeat, dedup, notes)
-    query, score = qidx[order], run.score[order]
-    trec_order = _trec_order(run.docno.take(order), query, score, len(qpos))
-    rows_out = RunRows(query.astype(np.int32), code, trec_order)
+        _resolve_duplicates(path, docno, list(qpos), query, code, repeat, dedup, notes)
+        docno, query, score, code = docno.take(~repeat), query[~repeat], score[~repeat], \
+            code[~repeat]
+    rows_out = RunRows(query, code, _trec_order(docno, query, score, len(qpos)))
     present = np.zeros(len(qpos), dtype=bool)
     present[query] = True
-    return LoadedRun(run.path, run.tag, rows_out, notes, sum(q not in judged for q in texts),
-                     np.flatnonzero(~present).tolist())
+    return LoadedRun(path, tag, rows_out, notes, unjudged, np.flatnonzero(~present).tolist())
 
 
 def _trec_order(docno, query: np.ndarray, score: np.ndarray, n_queries: int) -> np.ndarray | None:
@@ -300,23 +316,23 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def _resolve_duplicates(run: Run, rows: np.ndarray, code: np.ndarray, repeat: np.ndarray,
-                        dedup: bool, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _resolve_duplicates(path: str, docno: Column, qids: list[str], query: np.ndarray,
+                        code: np.ndarray, repeat: np.ndarray, dedup: bool,
+                        notes: list[str]) -> None:
     """Ranked rows whose (query, docno) ``code`` repeats (``repeat``: not its first row in
-    ranking order): an error at the first repeat in file order, or with ``dedup`` keep the
-    best-scored copy: the first in ranking order (the earliest line among equal scores)."""
+    ranking order): an error at the first repeat in file order, or with ``dedup`` a note (the
+    caller keeps the best-scored copy: the first in ranking order, the earliest line among
+    equal scores). Lines are found from the docnos' offsets in the file."""
     if not dedup:
         repeated = np.flatnonzero(np.isin(code, code[repeat]))
         seen: set[int] = set()
-        for i in repeated[np.argsort(rows[repeated])].tolist():  # in file order
+        for i in repeated[np.argsort(docno.starts[repeated])].tolist():  # in file order
             if int(code[i]) in seen:
                 break  # the first line that repeats an earlier one
             seen.add(int(code[i]))
-        early = int(min(rows[code == code[i]]))
-        qid = _text(run.qid_values[run.qid_codes[rows[i]]])
-        raise InputError(f"docno '{run.docno.text(int(rows[i]))}' repeated in query {qid} (first "
-                         f"at line {run.line(early)}); use --dedup to keep the best-scored copy",
-                         run.path, run.line(int(rows[i])))
-    notes.append(f"{run.path}: {_count(int(repeat.sum()), 'repeated docno', 'repeated docnos')}"
+        early = int(docno.starts[code == code[i]].min())
+        raise InputError(f"docno '{docno.text(i)}' repeated in query {qids[query[i]]} "
+                         f"(first at line {line_at(docno.data, early)}); use --dedup to keep "
+                         "the best-scored copy", path, line_at(docno.data, int(docno.starts[i])))
+    notes.append(f"{path}: {_count(int(repeat.sum()), 'repeated docno', 'repeated docnos')}"
                  " dropped, kept the best-scored copy of each")
-    return rows[~repeat], code[~repeat]

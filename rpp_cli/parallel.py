@@ -21,6 +21,38 @@ def default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
+class Budget:
+    """Bytes of input in flight: a thread waits before reading a file that would take the
+    total over ``limit`` (one file is always let through). Reading and joining a run needs
+    about four times its size for a moment, so this bounds the memory of several threads."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._cond = threading.Condition()
+
+    def take(self, size: int) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self.used == 0 or self.used + size <= self.limit)
+            self.used += size
+
+    def give(self, size: int) -> None:
+        with self._cond:
+            self.used -= size
+            self._cond.notify_all()
+
+
+IN_FLIGHT_BYTES = 384 << 20  # run files read at once by the threads, at most (one always)
+
+
+def file_size(path: str) -> int:
+    """Size of a file on disk (0 for stdin or anything that is not a regular file)."""
+    try:
+        return os.path.getsize(path) if path != "-" and os.path.isfile(path) else 0
+    except OSError:
+        return 0
+
+
 def map_runs(fn: Callable[[int], T], n_runs: int, jobs: int, label: str | None = None
              ) -> list[T]:
     """``[fn(r) for r in range(n_runs)]`` on ``jobs`` threads (progress on a terminal under

@@ -793,6 +793,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel", NULL, -1, 
 
 PyMODINIT_FUNC PyInit__kernel(void) {
     init_byte_class();
+
     c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
     if (!c_locale) return PyErr_NoMemory();
     if (PyType_Ready(&StrMapType) < 0) return NULL;

@@ -42,22 +42,29 @@ class Column:
     def take(self, rows: np.ndarray) -> "Column":
         return Column(self.data, self.starts[rows], self.lens[rows])
 
+    def compact(self) -> "Column":
+        """The same strings in a buffer of their own (the file's bytes can then be freed)."""
+        lens = self.lens.astype(np.int64)
+        starts = np.cumsum(lens) - lens
+        index = np.repeat(self.starts - starts, lens) + np.arange(int(lens.sum()))
+        data = np.frombuffer(self.data, dtype=np.uint8)[index].tobytes()
+        return Column(data, starts, self.lens.copy())
+
     def bytes(self, row: int) -> bytes:
         start = int(self.starts[row])
         return bytes(self.data[start:start + int(self.lens[row])])
 
     def digits_only(self) -> np.ndarray:
         """Mask of the values made of ASCII digits only."""
-        lens = self.lens.astype(np.int64)
+        packed = self.compact()
+        lens = packed.lens.astype(np.int64)
         if len(lens) == 0 or lens.sum() == 0:
             return lens > 0
-        offsets = np.cumsum(lens) - lens
-        index = np.repeat(self.starts - offsets, lens) + np.arange(int(lens.sum()))
-        byte = np.frombuffer(self.data, dtype=np.uint8)[index]
+        byte = np.frombuffer(packed.data, dtype=np.uint8)
         bad = ((byte < 48) | (byte > 57)).astype(np.int64)
         nonempty = lens > 0
         counts = np.zeros(len(lens), dtype=np.int64)
-        counts[nonempty] = np.add.reduceat(bad, offsets[nonempty])
+        counts[nonempty] = np.add.reduceat(bad, packed.starts[nonempty])
         return nonempty & (counts == 0)
 
     def text(self, row: int) -> str:

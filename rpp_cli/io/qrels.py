@@ -58,7 +58,7 @@ def judgments(table: Table, grades: np.ndarray) -> tuple[Qrels, np.ndarray]:
     np.maximum.at(best, code, grades)
     first = np.flatnonzero(first_seen(code))  # in code order
     return Qrels(table.path, [to_text(q) for q in qid_dict.strings()], qid[first],
-                 table.column(2).take(first), best), code
+                 table.column(2).take(first).compact(), best), code
 
 
 def read_qrels(path: str) -> Qrels:
