@@ -19,7 +19,7 @@ from .core import Column, Dictionary, column_of, line_at, rank_rows
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant
 from .io.runs import Run, name_runs, read_run
-from .parallel import IN_FLIGHT_BYTES, Budget, file_size, map_runs
+from .parallel import map_runs, threads_for
 
 if TYPE_CHECKING:
     from .subtopics import SubtopicIndex
@@ -191,18 +191,9 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
 
     judged_qids = set(qrels.qids)
     judged = Judged(qids, judged_query, judged_grade)
-    budget = Budget(IN_FLIGHT_BYTES)
-
-    def load(r: int) -> LoadedRun:
-        size = file_size(run_paths[r])
-        budget.take(size)
-        try:
-            return _load_run(r, run_paths[r], qpos, judged_qids, docs, dedup, qrels.path)
-        finally:
-            budget.give(size)
-
-    loaded = map_runs(load, len(run_paths), 1 if "-" in run_paths else jobs,
-                      label="reading runs")
+    loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, judged_qids, docs, dedup,
+                                          qrels.path),
+                      len(run_paths), threads_for(run_paths, jobs), label="reading runs")
     run_names, name_notes = name_runs(loaded, names)
     notes.extend(name_notes)
     ranks = np.zeros((len(loaded), len(item_doc)), dtype=np.int64)

@@ -21,28 +21,18 @@ def default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-class Budget:
-    """Bytes of input in flight: a thread waits before reading a file that would take the
-    total over ``limit`` (one file is always let through). Reading and joining a run needs
-    about four times its size for a moment, so this bounds the memory of several threads."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.used = 0
-        self._cond = threading.Condition()
-
-    def take(self, size: int) -> None:
-        with self._cond:
-            self._cond.wait_for(lambda: self.used == 0 or self.used + size <= self.limit)
-            self.used += size
-
-    def give(self, size: int) -> None:
-        with self._cond:
-            self.used -= size
-            self._cond.notify_all()
+# Run files read at once, at most (one is always read): reading and joining a run needs about
+# four times its size for a moment, so this bounds the memory the threads need together.
+IN_FLIGHT_BYTES = 384 << 20
 
 
-IN_FLIGHT_BYTES = 384 << 20  # run files read at once by the threads, at most (one always)
+def threads_for(paths: list[str], jobs: int) -> int:
+    """Threads for reading ``paths``: ``jobs``, fewer when that many of the largest files
+    would be more than IN_FLIGHT_BYTES at once (stdin: one)."""
+    if "-" in paths:
+        return 1
+    largest = max((file_size(p) for p in paths), default=0)
+    return max(1, min(jobs, IN_FLIGHT_BYTES // largest)) if largest else jobs
 
 
 def file_size(path: str) -> int:

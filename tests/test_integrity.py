@@ -102,3 +102,16 @@ def test_no_child_process_is_started(tmp_path):
         proc.kill()
         proc.communicate(timeout=20)
         os.close(writer)
+
+
+def test_threads_read_at_most_the_in_flight_budget(tmp_path, monkeypatch):
+    """Several runs are read at once only while the largest files fit the budget together."""
+    from rpp_cli import parallel
+
+    monkeypatch.setattr(parallel, "IN_FLIGHT_BYTES", 1000)
+    small, big = tmp_path / "small", tmp_path / "big"
+    small.write_bytes(b"x" * 100)
+    big.write_bytes(b"x" * 600)
+    assert parallel.threads_for([str(small)] * 3, 4) == 4  # 4 x 100 <= 1000
+    assert parallel.threads_for([str(small), str(big)], 4) == 1  # 2 x 600 > 1000
+    assert parallel.threads_for(["-", str(small)], 4) == 1  # stdin is read on its own
