@@ -70,25 +70,24 @@ def _waiting_rpp(tmp_path: Path) -> tuple[subprocess.Popen, int]:
     return proc, writer
 
 
-def test_ctrl_c_exits_130_without_traceback(tmp_path):
+def _signalled(tmp_path: Path, signum: int) -> tuple[int, str, str]:
+    """Status, stdout and stderr of a waiting rpp sent ``signum``."""
     proc, writer = _waiting_rpp(tmp_path)
     try:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         out, err = proc.communicate(timeout=20)
     finally:
         os.close(writer)
-    assert proc.returncode == 130
-    assert err == "" and out == ""
+    return proc.returncode, out, err
+
+
+def test_ctrl_c_exits_130_without_traceback(tmp_path):
+    assert _signalled(tmp_path, signal.SIGINT) == (130, "", "")
 
 
 def test_sigterm_ends_rpp_with_its_signal(tmp_path):
-    proc, writer = _waiting_rpp(tmp_path)
-    try:
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=20)
-    finally:
-        os.close(writer)
-    assert proc.returncode == -signal.SIGTERM  # the shell shows 143
+    code, _, err = _signalled(tmp_path, signal.SIGTERM)
+    assert code == -signal.SIGTERM  # the shell shows 143
     assert "Traceback" not in err
 
 
