@@ -29,7 +29,8 @@ from .errors import InputError
 from .evaluate import Context, Options, evaluate_runs, measure
 from .measures import Measure, resolve
 from .results import Results
-from .stats import DEFAULT_SEED, adjust, hsd, kendall_tau_b, pair_values, testable, ttest
+from .stats import (DEFAULT_SEED, adjust, kendall_tau_b, pair_values, significance, testable,
+                    ttest)
 
 ANALYSES = ("power", "agreement", "robustness", "predictive")
 QUERY_FRACTIONS = (0.1, 0.25, 0.5, 0.75)  # default robustness grid, as shares of the queries
@@ -155,7 +156,8 @@ class Meta:
             def job() -> None:
                 alpha = self.opts.alpha
                 p_t = adjust(ttest(pair_values(subject.values)), "bonferroni")
-                p_h = hsd(subject.values, self.opts.permutations, self._rng(0))
+                p_h = significance(subject.values, "hsd", self.opts.permutations, self._rng(0),
+                                   self.ctx.collection.run_names)
                 shares["power_ttest"].append(float(np.mean(p_t < alpha)))
                 shares["power_hsd"].append(float(np.mean(p_h < alpha)))
                 if len(shares["power_hsd"]) == len(self.subjects):

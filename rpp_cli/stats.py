@@ -140,8 +140,20 @@ def adjust(p: np.ndarray, correction: str) -> np.ndarray:
 
 
 def significance(values: np.ndarray, test: str, permutations: int,
-                 rng: np.random.Generator) -> np.ndarray:
-    """(P,) unadjusted p-values of every unordered pair under ``test``."""
+                 rng: np.random.Generator, names: list[str] | None = None) -> np.ndarray:
+    """(P,) unadjusted p-values of every unordered pair under ``test``. With the runs'
+    ``names``, the random draws are made over the runs sorted by name, so the p-values do not
+    depend on the order in which the runs were given."""
+    if names is not None:
+        order = np.array(sorted(range(len(names)), key=lambda i: names[i]), dtype=np.int64)
+        position = np.empty_like(order)
+        position[order] = np.arange(len(order))
+        canonical = values[:, order] if values.ndim == 2 else values[:, order][:, :, order]
+        p = significance(canonical, test, permutations, rng)
+        n = len(names)
+        ia, ib = np.triu_indices(n, 1)
+        lo, hi = np.minimum(position[ia], position[ib]), np.maximum(position[ia], position[ib])
+        return p[lo * n - lo * (lo + 1) // 2 + hi - lo - 1]  # the pair's index in triu order
     if test == "ttest":
         return ttest(pair_values(values))
     if test == "randomization":
@@ -185,8 +197,8 @@ def compare(ctx, names: list[tuple[str, bool]], test: str, correction: str,
     for name, is_pref in names:
         values = ctx.tensors[name] if is_pref else ctx.metrics[name]
         effect = pair_values(values).mean(axis=0)
-        p = adjust(significance(values, test, permutations, np.random.default_rng(seed)),
-                   correction)
+        p = adjust(significance(values, test, permutations, np.random.default_rng(seed),
+                                coll.run_names), correction)
         results.add(name if is_pref else f"{name}_diff", -1, first,
                     np.concatenate([effect, -effect]), second)
         results.add(f"{name}_p", -1, first, np.concatenate([p, p]), second)

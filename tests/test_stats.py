@@ -209,3 +209,22 @@ def test_kendall_tau_b_batched():
     ref = [scipy_stats.kendalltau(a, b).statistic for a, b in zip(x, y)]
     assert np.allclose(got, ref, atol=1e-12)
     assert np.allclose(kendall_tau_b(x, x), 1.0) and np.allclose(kendall_tau_b(x, -x), -1.0)
+
+
+@pytest.mark.parametrize("test", ["hsd", "randomization"])
+def test_p_values_do_not_depend_on_the_order_of_the_runs(test):
+    """The random draws are made over the runs sorted by name: reordering the runs only
+    reorders the pairs."""
+    from rpp_cli.stats import significance
+
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=(12, 4))
+    names = ["d", "b", "a", "c"]
+    p = significance(values, test, 200, np.random.default_rng(7), names)
+    shuffle = [2, 0, 3, 1]
+    q = significance(values[:, shuffle], test, 200, np.random.default_rng(7),
+                     [names[i] for i in shuffle])
+    ia, ib = np.triu_indices(4, 1)
+    by_pair = {frozenset((names[a], names[b])): v for a, b, v in zip(ia, ib, p)}
+    for a, b, v in zip(ia, ib, q):
+        assert by_pair[frozenset((names[shuffle[a]], names[shuffle[b]]))] == v
