@@ -11,9 +11,11 @@ from .errors import InputError
 from .evaluate import Options, evaluate_runs
 from .measures import resolve
 from .results import Results
-from .stats import DEFAULT_SEED, pair_values, significance, testable
+from .measures.trec import GEOMETRIC, NOT_PER_QUERY, TEXT_MEASURES
+from .stats import DEFAULT_SEED, pair_values, significance, smallest_p, testable
 
 GATE_TESTS = ("randomization", "ttest")
+NO_PER_QUERY_VALUES = NOT_PER_QUERY | GEOMETRIC | TEXT_MEASURES  # (gm_map, runid, num_q ...)
 
 
 @dataclass(frozen=True)
@@ -61,14 +63,29 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
     if baseline in candidates:
         raise InputError("the baseline is also given as a candidate", path=baseline)
     tested = resolve(measure_names or ["rpp"])
+    untestable = [out for m in tested for out in m.outputs if out in NO_PER_QUERY_VALUES]
+    if untestable or not tested:
+        raise InputError(f"measure '{(untestable or measure_names or ['?'])[0]}' has no "
+                         "per-query values: a gate on it could not fail")
     drop_measures = [resolve([name]) for name, _ in max_drops]
     for (name, _), found in zip(max_drops, drop_measures):
-        if len(found) != 1 or found[0].kind != "metric" or len(found[0].outputs) != 1:
-            raise InputError(f"--max-drop '{name}': needs one per-run metric (e.g. map, P.10)")
+        if len(found) != 1 or found[0].kind != "metric" or len(found[0].outputs) != 1 \
+                or found[0].outputs[0] in NO_PER_QUERY_VALUES:
+            raise InputError(f"--max-drop '{name}': needs one per-run metric with per-query "
+                             "values (e.g. map, P.10)")
     wanted = list({m.name: m for m in tested + [f[0] for f in drop_measures]}.values())
     ctx = evaluate_runs(qrels_path, [baseline, *candidates], wanted, options, False, notes)
     names = testable(ctx, tested, notes)
     coll = ctx.collection
+    floor = smallest_p(test, len(coll.qids), permutations)
+    if floor >= alpha:
+        why = (f"with {len(coll.qids)} queries and {permutations} permutations the smallest "
+               f"p-value {test} can give is {floor:.4g}, not below alpha {alpha:g}")
+        if not max_drops:
+            raise InputError(f"the significance gate could not fail: {why} (use more queries "
+                             "or permutations, or --max-drop)")
+        notes.append(f"significance not tested: {why}; --max-drop alone decides")
+        names = []
     results = Results(coll.qids, coll.run_names)
     verdicts: list[Verdict] = []
     for c in range(1, len(coll.run_names)):

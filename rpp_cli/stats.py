@@ -139,6 +139,18 @@ def adjust(p: np.ndarray, correction: str) -> np.ndarray:
     raise ValueError(f"unknown correction {correction!r}")
 
 
+def smallest_p(test: str, n_queries: int, permutations: int) -> float:
+    """The smallest p-value ``test`` can give with ``n_queries`` paired values: 2 / 2^Q for
+    exact sign flips, 1 / (B + 1) for B random ones; a t-test needs two queries (1 otherwise)."""
+    if test == "ttest":
+        return 0.0 if n_queries >= 2 else 1.0
+    if test == "randomization":
+        if n_queries < 63 and 2 ** n_queries <= permutations:
+            return 2.0 ** (1 - n_queries)
+        return 1.0 / (permutations + 1)
+    raise ValueError(f"unknown test {test!r}")
+
+
 def significance(values: np.ndarray, test: str, permutations: int,
                  rng: np.random.Generator, names: list[str] | None = None) -> np.ndarray:
     """(P,) unadjusted p-values of every unordered pair under ``test``. With the runs'

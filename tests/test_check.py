@@ -105,7 +105,12 @@ def test_evidence_equals_rpp_eval_and_other_formats():
 @pytest.mark.parametrize("args,message", [
     (["--max-drop", "map"], "--max-drop 'map': expected MEASURE=DELTA with DELTA >= 0"),
     (["--max-drop", "map=-1"], "--max-drop 'map=-1': expected MEASURE=DELTA with DELTA >= 0"),
-    (["--max-drop", "rpp=0.1"], "--max-drop 'rpp': needs one per-run metric (e.g. map, P.10)"),
+    (["--max-drop", "rpp=0.1"],
+     "--max-drop 'rpp': needs one per-run metric with per-query values (e.g. map, P.10)"),
+    (["--max-drop", "gm_map=0.01"],
+     "--max-drop 'gm_map': needs one per-run metric with per-query values (e.g. map, P.10)"),
+    (["-m", "gm_map"], "measure 'gm_map' has no per-query values: a gate on it could not fail"),
+    (["-m", "runid"], "measure 'runid' has no per-query values: a gate on it could not fail"),
     (["--alpha", "1.5"], "--alpha must be in (0, 1) (got 1.5)"),
     (["-m", "nosuch"], "unknown measure 'nosuch' (rpp measures lists them all)"),
 ])
@@ -118,3 +123,32 @@ def test_bad_usage_is_one_line_and_exit_2(args, message):
 def test_baseline_given_as_candidate():
     res = rpp("check", QRELS, "--baseline", BEST, BEST)
     assert res.code == 2 and "the baseline is also given as a candidate" in res.err
+
+
+@pytest.mark.parametrize("args,floor", [(["--permutations", "10"], "0.09091"),
+                                        (["--test", "ttest", "--permutations", "10"], None)])
+def test_a_gate_that_cannot_fail_does_not_pass(args, floor):
+    """With 10 permutations no p-value goes below 1/11 > 0.05: the gate could not fail, so it
+    is an error (exit 2), not a PASS. A t-test can (25 queries)."""
+    res = rpp("check", QRELS, "--baseline", BEST, WORST, *args)
+    if floor is None:
+        assert res.code in (0, 1)
+        return
+    assert res.code == 2 and res.out == ""
+    assert res.err.startswith("rpp: the significance gate could not fail: with 25 queries and "
+                              f"10 permutations the smallest p-value randomization can give is "
+                              f"{floor}")
+
+
+def test_few_queries_leave_only_max_drop_to_decide(tmp_path):
+    """4 queries: exact sign flips give p >= 2/16 > 0.05; with --max-drop that alone decides."""
+    qrels = tmp_path / "q"
+    qrels.write_text("".join(f"{q} 0 d{q} 1\n" for q in range(4)))
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    good.write_text("".join(f"{q} Q0 d{q} 1 2 good\n{q} Q0 x{q} 2 1 good\n" for q in range(4)))
+    bad.write_text("".join(f"{q} Q0 x{q} 1 2 bad\n{q} Q0 d{q} 2 1 bad\n" for q in range(4)))
+    res = rpp("check", qrels, "--baseline", good, bad)
+    assert res.code == 2 and "smallest p-value randomization can give is 0.125" in res.err
+    res = rpp("check", qrels, "--baseline", good, bad, "--max-drop", "map=0.01")
+    assert res.code == 1  # map drops from 1 to 0.5
+    assert "significance not tested" in res.err and "FAIL\tbad\tmap\tdrop +0.5000" in res.err
