@@ -34,6 +34,20 @@ def test_full_disk_is_an_error_not_a_success(fmt):
     assert "Traceback" not in res.stderr
 
 
+@pytest.mark.parametrize("args", [
+    ["trec-eval", "-q", str(DEMO / "qrels"), RUNS[0]],
+    ["ndeval", str(DEMO / "qrels.subtopics"), RUNS[0]],
+    ["check", str(DEMO / "qrels"), "--baseline", RUNS[0], RUNS[1], "--format", "jsonl"],
+    ["measures"],
+])
+def test_full_disk_in_every_command(args):
+    with open("/dev/full", "w") as full:
+        res = subprocess.run(RPP + args, stdout=full, stderr=subprocess.PIPE, text=True,
+                             timeout=60)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.splitlines()[-1] == "rpp: cannot write output: No space left on device"
+
+
 def test_full_disk_for_small_output_too():
     """Output small enough to sit in the buffer until exit is checked when it is flushed."""
     with open("/dev/full", "w") as full:
