@@ -140,7 +140,8 @@ def _ranking(run: Run, topic: np.ndarray, opts: NdevalOptions) -> tuple[np.ndarr
     -M; ties of rank and repeated docnos among the kept rows are InputErrors."""
     topics, dense = np.unique(topic, return_inverse=True)
     dense = dense.ravel()
-    if opts.traditional:
+    if opts.traditional:  # the order is by score, but ndeval still reads the rank as a number
+        run.table.floats(3, "rank")
         order = rank_rows(run.docno, dense, run.score, len(topics))
     else:
         rank = _rank_numbers(run)

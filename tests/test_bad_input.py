@@ -46,3 +46,11 @@ def test_absurd_numbers_are_usage_errors(args):
 def test_trec_eval_numbers_are_bounded(option):
     res = rpp("trec-eval", option, "99999999999999999999", PAPER / "qrels", PAPER / "run.X")
     assert res.code in (1, 2) and "Invalid value" in res.err and "Traceback" not in res.err
+
+
+def test_ndeval_traditional_still_reads_the_rank(tmp_path):
+    """ndeval rejects a rank that is not a number even with -traditional (score order)."""
+    run = tmp_path / "r"
+    run.write_text("1 Q0 d1 first 2.0 t\n")
+    one_error_line(rpp("ndeval", "-traditional", PAPER.parent / "demo" / "qrels.subtopics", run),
+                   r".*/r:1: rank 'first' is not a finite number")
