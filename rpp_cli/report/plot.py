@@ -71,6 +71,9 @@ def win_order(matrix: np.ndarray, names: Sequence[str]) -> list[int]:
     return sorted(range(len(names)), key=lambda i: (-win[i], names[i]))
 
 
+MAX_HEATMAP_RUNS = 40  # more would make a figure nobody can read, and a slow one
+
+
 def preference_heatmap(results: Results, path: str, measure: str | None = None) -> None:
     """Annotated heatmap of the aggregate matrix of ``measure`` (default: the first preference
     measure), runs ordered by win rate on both axes, written to ``path``."""
@@ -82,9 +85,12 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
         raise InputError(f"--plot-measure {measure}: not a preference measure of this "
                          f"evaluation (choose from {', '.join(choices)})")
     matrix = aggregate_matrix(results, measure)
+    win_all = win_rates(matrix)
     order = win_order(matrix, results.runs)
-    matrix = matrix[np.ix_(order, order)]
-    win = win_rates(matrix)
+    shown = order[:MAX_HEATMAP_RUNS]  # a readable figure of bounded size: the best runs
+    matrix = matrix[np.ix_(shown, shown)]
+    win = win_all[shown]
+    order = shown
     names = [results.runs[i] for i in order]
     labels = [f"{n} ({w:+.2f})" for n, w in zip(names, win)]
     plt = _pyplot()
@@ -98,8 +104,10 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
     ax.set_yticks(range(n), labels)
     ax.set_xlabel("column run")
     ax.set_ylabel("row run (win rate)")
+    cut = (f"; the top {n} of {len(results.runs)} runs by win rate"
+           if len(results.runs) > n else "; runs by win rate")
     ax.set_title(f"{measure}: row run vs column run, mean over queries\n"
-                 f"> 0: row preferred; runs by win rate")
+                 f"> 0: row preferred{cut} (win rates over all runs)")
     size = max(6.0, min(9.0, 60.0 / n))
     for i, j in zip(*np.nonzero(np.isfinite(matrix))):
         value = matrix[i, j]
