@@ -47,7 +47,7 @@ def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, li
     if subtopics is not None:
         if first == "-":
             first = None
-        elif split(first, (), (4, 5, 6), "qrels or run").nfields[0] != 4:
+        elif split(first, (), (4, 5, 6), "qrels or run", again=True).nfields[0] != 4:
             first, rest = None, paths
     if not rest:
         raise InputError("missing RUN... arguments")

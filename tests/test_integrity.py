@@ -128,3 +128,20 @@ def test_threads_read_at_most_the_in_flight_budget(tmp_path, monkeypatch):
     assert parallel.threads_for([str(small)] * 3, 4) == 4  # 4 x 100 <= 1000
     assert parallel.threads_for([str(small), str(big)], 4) == 1  # 2 x 600 > 1000
     assert parallel.threads_for(["-", str(small)], 4) == 1  # stdin is read on its own
+
+
+def test_qrels_from_a_pipe_with_subtopics_is_read_once(tmp_path):
+    """With --subtopics, QRELS may be omitted, so the first file is looked at before its turn:
+    a pipe (``<(cat qrels)``) must still be read once, not found empty the second time."""
+    fifo = tmp_path / "qrels.pipe"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen(RPP + ["eval", "-m", "map", "--subtopics", str(DEMO / "qrels.subtopics"),
+                                   str(fifo), RUNS[0], RUNS[1]],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(fifo, "wb") as pipe:
+        pipe.write((DEMO / "qrels").read_bytes())
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    plain = _run(["eval", "-m", "map", "--subtopics", str(DEMO / "qrels.subtopics"),
+                  str(DEMO / "qrels"), RUNS[0], RUNS[1]])
+    assert out == plain.stdout

@@ -9,6 +9,7 @@ column is two integer arrays, so memory is proportional to the file, not to its 
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,9 +24,24 @@ MAX_INPUT_BYTES = int(os.environ.get("RPP_MAX_INPUT_BYTES", 16 << 30))  # per fi
 _ERR_CONTROL, _ERR_TOO_LONG = 1, 2
 
 
-def read_bytes(path: str) -> bytearray:
-    """The content of ``path`` (``-`` = stdin; gzip detected by magic), at most the limit."""
-    return read_source(path, MAX_INPUT_BYTES)
+_AGAIN: dict[str, bytearray] = {}  # files read ahead of their turn, kept for their one reader
+_AGAIN_LOCK = threading.Lock()
+
+
+def read_bytes(path: str, again: bool = False) -> bytearray:
+    """The content of ``path`` (``-`` = stdin; gzip detected by magic), at most the limit.
+
+    With ``again``, the bytes are kept for the next read of ``path``, which takes them: a file
+    looked at before its turn (is it qrels or a run?) is read once, even when it is a pipe
+    such as ``<(zcat qrels.gz)``."""
+    with _AGAIN_LOCK:
+        data = _AGAIN.pop(path, None)
+    if data is None:
+        data = read_source(path, MAX_INPUT_BYTES)
+    if again:
+        with _AGAIN_LOCK:
+            _AGAIN[path] = data
+    return data
 
 
 @dataclass(frozen=True)
@@ -122,14 +138,16 @@ def line_at(data: bytearray | bytes, offset: int) -> int:
 
 
 def split(path: str, fields: tuple[int, ...], counts: tuple[int, ...], kind: str,
-          more_ok: bool = False, data: bytearray | bytes | None = None) -> Table:
+          more_ok: bool = False, data: bytearray | bytes | None = None,
+          again: bool = False) -> Table:
     """Read ``path`` and split its data lines, keeping the 0-based ``fields`` (field 0 always).
 
     Every row must have a field count in ``counts`` (or, with ``more_ok``, at least the
     largest: trec_eval ignores extra fields). An empty file, a control byte, a field longer than
-    MAX_TOKEN_BYTES and a wrong field count are InputErrors naming the line.
+    MAX_TOKEN_BYTES and a wrong field count are InputErrors naming the line. ``again``: keep
+    the bytes for the next reader (:func:`read_bytes`).
     """
-    data = read_bytes(path) if data is None else data
+    data = read_bytes(path, again) if data is None else data
     want = np.array(sorted(set(fields) | {0}), dtype=np.int32)
     capacity = _kernel.count_lines(data) + 1
     nfields = np.empty(capacity, dtype=np.int32)
