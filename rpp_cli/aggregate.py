@@ -1,4 +1,4 @@
-"""From per-query values to the rows users read (SPEC §5): matrices, means, win rates."""
+"""From per-query values to the rows users read (contract §5): matrices, means, win rates."""
 from __future__ import annotations
 
 import math
@@ -36,7 +36,7 @@ def add_metric(results: Results, name: str, per_query: np.ndarray, with_queries:
                 per_query.mean(axis=0) if overall is None else overall)
 
 
-# --- System orderings (SPEC §5): mean win rate, Borda, MC4; by mean for metrics -------------
+# --- System orderings (contract §5): mean win rate, Borda, MC4; by mean for metrics -------------
 
 ORDERINGS = ("win", "borda", "mc4")
 # Scores closer than this (relative to the largest |score|) are ties: float noise (BLAS
@@ -153,7 +153,7 @@ def ordering_scores(values: np.ndarray, method: str) -> np.ndarray:
 
 def add_orderings(results: Results, tensors: dict[str, np.ndarray],
                   metrics: dict[str, np.ndarray], lower_is_better: set[str]) -> None:
-    """``all`` rows of every system ordering (SPEC §5).
+    """``all`` rows of every system ordering (contract §5).
 
     Preference measure M: ``M_win_rank`` (M_win is already there), ``M_borda`` (Borda count)
     and ``M_borda_rank``, ``M_mc4`` (stationary probability) and ``M_mc4_rank``; metric M:

@@ -219,7 +219,7 @@ def permutation_options(what: str) -> Callable:
 
 
 def view_option(fn):
-    """``--view``: SPEC §7 lines (default) or aligned tables for people."""
+    """``--view``: contract §7 lines (default) or aligned tables for people."""
     return click.option("--view", type=click.Choice(["trec", "human"]), default="trec",
                         show_default=True,
                         help="human: aligned tables for people instead of --format; "

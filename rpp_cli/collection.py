@@ -1,4 +1,4 @@
-"""Integer-coded queries and items, rankings and worst-case positions (SPEC §2-3).
+"""Integer-coded queries and items, rankings and worst-case positions (contract §2-3).
 
 ``encode`` joins the runs to the qrels once. Every (query, docno) the collection meets, judged
 or retrieved, gets a code in one exact dictionary (bytes compared on every hit): judged ones
@@ -24,7 +24,7 @@ from .parallel import map_runs, threads_for
 if TYPE_CHECKING:
     from .subtopics import SubtopicIndex
 
-RESERVED_QID = "all"  # the qid column of the summary lines (SPEC §7)
+RESERVED_QID = "all"  # the qid column of the summary lines (contract §7)
 
 # A position key is segment * _SEG + rank; unretrieved members get _UNRET, above any rank.
 _UNRET = np.int64(1 << 40)
@@ -75,13 +75,13 @@ class Collection:
     ranks: np.ndarray  # (R, I) rank of each relevant item in each run, 0 = not retrieved
     runs: list[RunRows]
     judged: Judged  # the judged codes 0..J-1
-    corpus_size: np.ndarray  # (Q,) n of each query (SPEC §2)
+    corpus_size: np.ndarray  # (Q,) n of each query (contract §2)
     level: float | None = None
     subtopics: SubtopicIndex | None = None
 
     @property
     def relevant(self) -> np.ndarray:
-        """(I,) bool: the item is relevant in the main qrels (SPEC §1, with the level)."""
+        """(I,) bool: the item is relevant in the main qrels (contract §1, with the level)."""
         return relevant(self.item_grade, self.level)
 
     @property
@@ -92,7 +92,7 @@ class Collection:
 
 @dataclass(frozen=True)
 class Populations:
-    """Groups of relevant items (SPEC §3) laid out as segments of one member array.
+    """Groups of relevant items (contract §3) laid out as segments of one member array.
 
     Segments are ordered by query; ``member_item`` lists each segment's items consecutively.
     """
@@ -132,7 +132,7 @@ def graded_populations(coll: Collection) -> Populations:
 
 def worst_case_positions(ranks: np.ndarray, pops: Populations,
                          corpus_size: np.ndarray | None = None) -> np.ndarray:
-    """f_i(P) for every run and member slot (SPEC §2): (R, L) int64.
+    """f_i(P) for every run and member slot (contract §2): (R, L) int64.
 
     Retrieved members take their ranks in increasing order; the i-th member when the run
     missed it sits at n - m_P + i. With a small n a missed item can tie with or beat an item
@@ -155,7 +155,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
            jobs: int = 1, names: tuple[str, ...] = ()) -> Collection:
     """Read the runs and join them to the qrels: evaluated queries, relevant items, ranks
-    (SPEC §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
+    (contract §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
     read and joined by ``jobs`` threads."""
     from .subtopics import encode_subtopics
 

@@ -1,4 +1,4 @@
-"""Errors users can act on, and the exit codes of SPEC §8.
+"""Errors users can act on, and the exit codes of contract §8.
 
 Every problem with the input is raised as :class:`InputError` where it is found and turned
 into one line on stderr (``rpp: FILE:LINE: message``) and its exit status (2 unless the

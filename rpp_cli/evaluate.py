@@ -56,7 +56,7 @@ def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, li
 
 def load(qrels_path: str | None, run_paths: list[str], options: Options,
          notes: list[str]) -> Collection:
-    """Read the qrels and runs and join them (SPEC §1-2); without QRELS an item's grade
+    """Read the qrels and runs and join them (contract §1-2); without QRELS an item's grade
     is its largest over the subtopic qrels."""
     if options.level is not None and options.level <= 0:
         raise InputError(f"relevance level must be > 0 (got {options.level:g})")

@@ -1,7 +1,7 @@
 """Meta-evaluation (``rpp meta``): the paper's experiments on the user's own runs.
 
 Four analyses, each a list of jobs that add rows to one Results table whose "runs" are the
-measures studied (so every line keeps the SPEC §7 layout, value last):
+measures studied (so every line keeps the contract §7 layout, value last):
 
 - ``power_ttest`` / ``power_hsd`` (M): share of run pairs significant at alpha under the
   t-test with Bonferroni over all pairs, and under randomized Tukey HSD;

@@ -1,6 +1,6 @@
 """Progress on stderr for slow loops: a click progress bar that appears only when stderr is a
 terminal and the loop has already run for ``delay`` seconds; silent otherwise (pipes, files,
-CI logs), so stdout and logs carry results and notes only (SPEC §7)."""
+CI logs), so stdout and logs carry results and notes only (contract §7)."""
 from __future__ import annotations
 
 import sys

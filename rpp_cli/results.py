@@ -16,7 +16,7 @@ ALL = "all"
 
 @dataclass
 class Results:
-    """Append blocks of rows with :meth:`add`; read them in SPEC §7 order with :meth:`rows`."""
+    """Append blocks of rows with :meth:`add`; read them in contract §7 order with :meth:`rows`."""
 
     qids: list[str]
     runs: list[str]

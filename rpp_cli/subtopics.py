@@ -1,4 +1,4 @@
-"""Subtopics of a collection's items (SPEC §3): one population per subtopic, per query.
+"""Subtopics of a collection's items (contract §3): one population per subtopic, per query.
 
 Built once from subtopic qrels for a list of queries and their items. ST-RPP takes its
 populations from it (plus the background population of all relevant items), and ndeval's
@@ -96,7 +96,7 @@ def require(coll: Collection, what: str) -> SubtopicIndex:
 
 
 def subtopic_populations(coll: Collection) -> Populations:
-    """ST-RPP's populations (SPEC §3): each subtopic, then the background t* of all relevant
+    """ST-RPP's populations (contract §3): each subtopic, then the background t* of all relevant
     items (grade > 0, or >= the relevance level, in the main qrels), per query."""
     sub = require(coll, "ST-RPP (st-rpp, st-dcgrpp, st-invrpp)").pops
     rel = np.flatnonzero(coll.relevant)

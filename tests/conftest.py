@@ -56,7 +56,7 @@ def _write(path: Path, text: str, gz: bool) -> None:
 
 
 def parse_lines(text: str) -> dict[tuple, float]:
-    """SPEC §7 text -> {(measure, qid, run[, other]): value}."""
+    """contract §7 text -> {(measure, qid, run[, other]): value}."""
     out = {}
     for line in text.splitlines():
         fields = line.split("\t")

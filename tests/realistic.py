@@ -23,7 +23,7 @@ by magic bytes with a name without ``.gz``, ``#`` comments and blank lines, scor
 notations) or ``mixed`` (each of those choices made at random per file). Every style encodes
 exactly the same collection: evaluating it must give byte-identical output.
 
-Every collection is a valid input (SPEC §1): no docno repeats within one query of one run,
+Every collection is a valid input (contract §1): no docno repeats within one query of one run,
 each run has a distinct tag in column 6, at least one query has a relevant item, and each run
 retrieves something for at least one query with a relevant item.
 """

@@ -1,5 +1,5 @@
-"""What ``rpp eval -q`` must print, computed the slow and literal way (SPEC §2-4, §6), and a
-strict reader of its output (SPEC §7).
+"""What ``rpp eval -q`` must print, computed the slow and literal way (contract §2-4, §6), and a
+strict reader of its output (contract §7).
 
 Inputs are Python dicts: ``qrels[qid][docno] = grade`` (the effective grade) and
 ``runs[r][qid] = [(docno, score), ...]`` (any order). Shared by ``test_differential.py`` and
@@ -29,14 +29,14 @@ def evaluated(qrels: dict) -> list[str]:
 
 
 def ranking(run: dict, qid: str) -> list[str]:
-    """SPEC §2: score descending, equal scores by docno descending in byte (UTF-8) order.
+    """contract §2: score descending, equal scores by docno descending in byte (UTF-8) order.
     A query the run lacks is an empty ranking."""
     docs = run.get(qid, [])
     return [d for d, _ in sorted(docs, key=lambda x: (x[1], x[0].encode("utf-8")), reverse=True)]
 
 
 def corpus_size(qrels: dict, runs: list, qid: str) -> int:
-    """SPEC §2: distinct docnos in every run's ranking of the query and every judged item."""
+    """contract §2: distinct docnos in every run's ranking of the query and every judged item."""
     return len(set(qrels.get(qid, {})) | {d for run in runs for d, _ in run.get(qid, [])})
 
 
@@ -75,7 +75,7 @@ def slow_preferences(qrels: dict, runs: list) -> dict[tuple, float]:
 
 
 def slow_asl(qrels: dict, runs: list) -> dict[tuple, float]:
-    """{(qid, r): mean worst-case position of the relevant items} (SPEC §6)."""
+    """{(qid, r): mean worst-case position of the relevant items} (contract §6)."""
     out = {}
     for q in evaluated(qrels):
         rel = [d for d, g in qrels[q].items() if g > 0]
@@ -142,7 +142,7 @@ def expected_output(qrels: dict, runs: list, names: list[str]) -> dict[tuple, fl
 
 
 def parse_strict(text: str) -> tuple[dict[tuple, float], dict[tuple, str], list[tuple]]:
-    """SPEC §7 lines -> ({key: value}, {key: value text}, keys in output order).
+    """contract §7 lines -> ({key: value}, {key: value text}, keys in output order).
 
     Every line must be tab-separated ``measure qid run [other] value`` with the measure
     left-justified in 22 characters and a number last; a key printed twice is an error."""
@@ -173,7 +173,7 @@ def compare(got: dict[tuple, float], want: dict[tuple, float], tol: float = 1e-9
 
 
 def order_problems(order: list[tuple], names: list[str]) -> list[str]:
-    """SPEC §7 order: per-query lines before ``all``, queries in byte order, runs (and pairs)
+    """contract §7 order: per-query lines before ``all``, queries in byte order, runs (and pairs)
     in argument order within a (measure, qid)."""
     problems = []
     seen_all = False

@@ -46,7 +46,7 @@ def test_bad_input_through_a_real_process():
 
 
 def parse(stdout: str) -> dict[tuple[str, str, str, str | None], float]:
-    """{(measure, qid, run, other): value}; every line must have the SPEC §7 layout."""
+    """{(measure, qid, run, other): value}; every line must have the contract §7 layout."""
     out = {}
     for line in stdout.splitlines():
         m = LINE.match(line)

@@ -1,4 +1,4 @@
-"""`rpp eval` output (SPEC §7): layout, order, options, and a stored regression snapshot."""
+"""`rpp eval` output (contract §7): layout, order, options, and a stored regression snapshot."""
 from __future__ import annotations
 
 import re

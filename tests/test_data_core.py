@@ -1,6 +1,6 @@
 """Regression tests of the data layer (reading, joining, corpus size, limits), one tiny
 hand-made file set each, through the public CLI only. Every expected value is worked out by
-hand in a comment: n is the corpus size of the query (SPEC §2), f the worst-case position."""
+hand in a comment: n is the corpus size of the query (contract §2), f the worst-case position."""
 from __future__ import annotations
 
 import gzip

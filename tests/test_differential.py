@@ -1,11 +1,11 @@
 """Differential tests on a few hundred random, real-looking collections (tests/realistic.py).
 
-Every line ``rpp eval -q`` prints is compared with (a) a slow, literal reading of SPEC §2-4
+Every line ``rpp eval -q`` prints is compared with (a) a slow, literal reading of contract §2-4
 and §6 (asl) and (b) pytrec_eval called directly for the trec_eval measures
 (tests/reference.py); the check is strict: every expected (measure, qid, run[, other]) line
 is printed, nothing else is. The same collection written plainly and in the ugly style (CRLF,
 BOM, gzip, tabs and runs of spaces, comments, other score notations) must give
-byte-identical output, and the printed numbers follow SPEC §7 (counts as integers, no
+byte-identical output, and the printed numbers follow contract §7 (counts as integers, no
 negative zero).
 
 Collections are seeded and deterministic: a failure names its seed; to look at the files,
@@ -68,13 +68,13 @@ def _printed_texts(tmp_path) -> dict[tuple, str]:
 
 
 def test_counts_print_as_integers(tmp_path):
-    """SPEC §7: counts (num_*) print as integers, as trec_eval does, whatever --precision."""
+    """contract §7: counts (num_*) print as integers, as trec_eval does, whatever --precision."""
     bad = {k: t for k, t in _printed_texts(tmp_path).items()
            if k[1] in SUMMED and not re.fullmatch(r"\d+", t)}
     assert not bad, f"{len(bad)} counts not printed as integers, e.g. {next(iter(bad.items()))}"
 
 
 def test_no_negative_zero(tmp_path):
-    """SPEC §7: a negative zero prints as 0 (RPP(b, a) = -RPP(a, b) = -0.0 must not show)."""
+    """contract §7: a negative zero prints as 0 (RPP(b, a) = -RPP(a, b) = -0.0 must not show)."""
     bad = {k: t for k, t in _printed_texts(tmp_path).items() if _NEGATIVE_ZERO.fullmatch(t)}
     assert not bad, f"{len(bad)} values printed as negative zero, e.g. {next(iter(bad.items()))}"

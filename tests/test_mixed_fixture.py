@@ -1,6 +1,6 @@
 """The `mixed` fixture (fixtures/mixed: string and numeric qids, docnos of 1-100 bytes in
 mixed styles, UTF-8 ids, tied and scientific-notation scores): every value ``rpp eval -q``
-prints equals the slow SPEC reference and pytrec_eval (tests/reference.py)."""
+prints equals the slow contract reference and pytrec_eval (tests/reference.py)."""
 from __future__ import annotations
 
 import importlib.util

@@ -1,4 +1,4 @@
-"""System orderings (SPEC §5): mean win rate, Borda, MC4 on hand-made preference sets."""
+"""System orderings (contract §5): mean win rate, Borda, MC4 on hand-made preference sets."""
 from __future__ import annotations
 
 from fractions import Fraction

@@ -1,5 +1,5 @@
-"""Property tests on random small collections (SPEC §2-4), against a deliberately slow,
-literal implementation of the SPEC written here."""
+"""Property tests on random small collections (contract §2-4), against a deliberately slow,
+literal implementation of the contract written here."""
 from __future__ import annotations
 
 import math
@@ -44,7 +44,7 @@ def collections(draw):
 
 
 def slow_rpp(qrels, runs, measure):
-    """SPEC §2-4 taken literally, one query, pair and recall level at a time."""
+    """contract §2-4 taken literally, one query, pair and recall level at a time."""
     out = {}
     for q in QIDS:
         rel = {d: g for d, g in qrels[q].items() if g > 0}

@@ -1,4 +1,4 @@
-"""`rpp eval --subtopics`: ST-RPP by hand (SPEC §3-4), against a literal SPEC implementation,
+"""`rpp eval --subtopics`: ST-RPP by hand (contract §3-4), against a literal contract implementation,
 the other measures unaffected, QRELS omitted, defaults and errors."""
 from __future__ import annotations
 
@@ -151,7 +151,7 @@ def test_subtopic_measures_need_subtopics(tmp_path):
     one_error_line(rpp("eval", q), r"missing RUN\.\.\. arguments")
 
 
-# ---------------------------------------------------------------- against a literal SPEC
+# ---------------------------------------------------------------- against a literal contract
 DOCS = ["a", "b", "c", "d10", "d2", "e"]
 QIDS = ["1", "2"]
 DISCOUNTS = {"st-rpp": lambda i: 1.0, "st-dcgrpp": lambda i: 1 / math.log2(i + 1),
@@ -174,7 +174,7 @@ def collections(draw):
 
 
 def slow_st_rpp(qrels, sub, runs):
-    """SPEC §2-4 taken literally, one query, pair, population and level at a time."""
+    """contract §2-4 taken literally, one query, pair, population and level at a time."""
     out = {}
     for q in QIDS:
         rel = [d for d, g in qrels[q].items() if g > 0]

@@ -81,7 +81,7 @@ def first_seen(codes: np.ndarray) -> np.ndarray:
 
 def rank_rows(col: Column, query: np.ndarray, score: np.ndarray, n_queries: int) -> np.ndarray:
     """Order of the rows by query (ascending), score descending, docno descending by bytes
-    (trec_eval's rule, SPEC §2)."""
+    (trec_eval's rule, contract §2)."""
     order = np.empty(len(col), dtype=np.int64)
     _kernel.rank(col.data, col.starts, col.lens, np.ascontiguousarray(query, dtype=np.int64),
                   np.ascontiguousarray(score, dtype=np.float64), n_queries, order)

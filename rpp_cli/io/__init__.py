@@ -1,1 +1,1 @@
-"""Readers: TREC qrels, subtopic qrels and run files into numpy columns (SPEC §1)."""
+"""Readers: TREC qrels, subtopic qrels and run files into numpy columns (contract §1)."""

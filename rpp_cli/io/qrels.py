@@ -1,4 +1,4 @@
-"""Relevance judgments (SPEC §1): ``qid iter docno grade``; a docno judged twice keeps its
+"""Relevance judgments (contract §1): ``qid iter docno grade``; a docno judged twice keeps its
 larger grade. Subtopic qrels (``qid subtopic docno grade``, TREC Web track) are read here too.
 
 Judgments are arrays: one row per distinct (qid, docno), identified exactly by its bytes.
@@ -32,7 +32,7 @@ class Qrels:
 
 
 def relevant(grade: np.ndarray, level: float | None) -> np.ndarray:
-    """SPEC §1: ``grade > 0``, or ``grade >= level`` when a relevance level is given."""
+    """contract §1: ``grade > 0``, or ``grade >= level`` when a relevance level is given."""
     return grade >= level if level is not None else grade > 0
 
 
@@ -68,12 +68,12 @@ def read_qrels(path: str) -> Qrels:
 
 
 SUBTOPIC_FORMAT = "subtopic qrels: qid subtopic docno grade"
-NO_SUBTOPIC = (b"0", b"Q0")  # SPEC §1: a line with this subtopic id carries no subtopic
+NO_SUBTOPIC = (b"0", b"Q0")  # contract §1: a line with this subtopic id carries no subtopic
 
 
 @dataclass(frozen=True)
 class SubtopicQrels:
-    """Subtopic judgments of one file (SPEC §1), with the overall grade of every judged item."""
+    """Subtopic judgments of one file (contract §1), with the overall grade of every judged item."""
 
     path: str
     relevant_docs: dict[str, dict[str, list[str]]]  # [qid][subtopic] = sorted relevant docnos

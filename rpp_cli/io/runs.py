@@ -1,4 +1,4 @@
-"""Run files (SPEC §1): ``qid Q0 docno rank score [tag]``; the ranking comes from the score."""
+"""Run files (contract §1): ``qid Q0 docno rank score [tag]``; the ranking comes from the score."""
 from __future__ import annotations
 
 import os
@@ -60,7 +60,7 @@ def _first_tag(table: Table) -> str | None:
 
 
 def name_runs(runs: list, given: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
-    """Display names (SPEC §1), one rule for all runs: ``given`` (--name), else their tags when
+    """Display names (contract §1), one rule for all runs: ``given`` (--name), else their tags when
     every run has one and all differ, else their file names (less ``.gz``) when all differ,
     else their paths. Returns the names and a note saying which rule applied (none for tags).
 

@@ -63,7 +63,7 @@ def family(name: str) -> Callable[[Callable], Callable]:
 
 
 def resolve(names: list[str] | None) -> list[Measure]:
-    """Measures for ``-m`` values (SPEC: none given = the defaults; any given = exactly those).
+    """Measures for ``-m`` values (contract: none given = the defaults; any given = exactly those).
 
     Names rpp knows come from the registry; the rest are parsed with trec_eval's syntax
     (nicknames, parameters; all together, as trec_eval merges them), each measure placed

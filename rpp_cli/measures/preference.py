@@ -1,4 +1,4 @@
-"""Recall-paired preference (SPEC §4): rpp, dcgrpp, invrpp, vectorised over all run pairs.
+"""Recall-paired preference (contract §4): rpp, dcgrpp, invrpp, vectorised over all run pairs.
 
     RPP(a, b) = Σ_P p(P) Σ_i p(i | P) · sgn(f_i^b(P) − f_i^a(P))
 

@@ -1,4 +1,4 @@
-"""What every format shares: how a value is printed and the rows in SPEC §7 order."""
+"""What every format shares: how a value is printed and the rows in contract §7 order."""
 from __future__ import annotations
 
 import math
@@ -13,12 +13,12 @@ COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_ju
 
 
 def is_count(measure: str) -> bool:
-    """Counts print as integers, as trec_eval prints them (SPEC §7)."""
+    """Counts print as integers, as trec_eval prints them (contract §7)."""
     return measure in COUNTS
 
 
 def number(value: float, precision: int, count: bool = False) -> str:
-    """A value as every format prints it (SPEC §7: fixed decimals, counts as integers, no
+    """A value as every format prints it (contract §7: fixed decimals, counts as integers, no
     negative zero), so all formats agree."""
     if count and math.isfinite(value):
         return str(int(value))
@@ -29,7 +29,7 @@ def number(value: float, precision: int, count: bool = False) -> str:
 def coded_rows(results: Results, summary: bool = True
                ) -> tuple[list[str], list[str], list[str], Iterator[tuple]]:
     """Measure names, qid names (``all`` last), run names and the rows ``(m, q, r, o, value)``
-    as indexes into them (``o = -1`` for per-run rows), in SPEC §7 order.
+    as indexes into them (``o = -1`` for per-run rows), in contract §7 order.
 
     Writers encode each name once and then only index, which keeps millions of per-query
     rows cheap. Without ``summary`` the ``all`` rows are left out.

@@ -20,7 +20,7 @@ def _quote(field: str) -> str:
 
 
 def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True) -> None:
-    """Header, then one line per row in SPEC §7 order."""
+    """Header, then one line per row in contract §7 order."""
     measures, qids, runs, rows = coded_rows(results, summary)
     m_txt = [_quote(m) + "," for m in measures]
     q_txt = [_quote(q) + "," for q in qids]

@@ -14,7 +14,7 @@ from .common import coded_rows, is_count, number, write_lines
 
 
 def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True) -> None:
-    """One JSON object per line, in SPEC §7 row order."""
+    """One JSON object per line, in contract §7 row order."""
     measures, qids, runs, rows = coded_rows(results, summary)
     enc = json.dumps
     m_txt = [f'{{"measure": {enc(m)}, "qid": ' for m in measures]

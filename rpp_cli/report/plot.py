@@ -61,12 +61,12 @@ def aggregate_matrix(results: Results, measure: str) -> np.ndarray:
 
 
 def win_rates(matrix: np.ndarray) -> np.ndarray:
-    """Row means over the other runs: the win rates (SPEC §5) of an aggregate matrix."""
+    """Row means over the other runs: the win rates (contract §5) of an aggregate matrix."""
     return np.nanmean(np.where(np.eye(len(matrix), dtype=bool), np.nan, matrix), axis=1)
 
 
 def win_order(matrix: np.ndarray, names: Sequence[str]) -> list[int]:
-    """Run indexes by win rate, best first; ties broken by run name (SPEC §5)."""
+    """Run indexes by win rate, best first; ties broken by run name (contract §5)."""
     win = win_rates(matrix).tolist()
     return sorted(range(len(names)), key=lambda i: (-win[i], names[i]))
 

@@ -1,4 +1,4 @@
-"""SPEC §7 text: ``measure<pad 22>\\tqid\\trun[\\tother]\\tvalue``, value last for awk."""
+"""contract §7 text: ``measure<pad 22>\\tqid\\trun[\\tother]\\tvalue``, value last for awk."""
 from __future__ import annotations
 
 from typing import TextIO
@@ -12,7 +12,7 @@ _CHUNK = 1 << 18  # rows formatted per write: bounded memory for millions of lin
 
 
 def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True) -> None:
-    """Write every row, per-query rows first, in the stable SPEC §7 order (``all`` rows
+    """Write every row, per-query rows first, in the stable contract §7 order (``all`` rows
     only with ``summary``). Names are joined as object arrays, values formatted in bulk."""
     m, q, r, o, v = results.columns()
     if not summary:

@@ -1,4 +1,4 @@
-"""Readers (SPEC §1): every bad input is one line on stderr, exit 2, naming file and line."""
+"""Readers (contract §1): every bad input is one line on stderr, exit 2, naming file and line."""
 from __future__ import annotations
 
 import gzip

@@ -1,4 +1,4 @@
-"""Subtopic qrels (SPEC §1): `qid subtopic docno grade`; 0/Q0 carry no subtopic; negative
+"""Subtopic qrels (contract §1): `qid subtopic docno grade`; 0/Q0 carry no subtopic; negative
 grades are non-relevant; the overall grade is the largest over an item's lines."""
 from __future__ import annotations
 

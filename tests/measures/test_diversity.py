@@ -1,4 +1,4 @@
-"""ndeval's diversity measures (SPEC §6): hand-worked values per family, properties on random
+"""ndeval's diversity measures (contract §6): hand-worked values per family, properties on random
 judgments against a literal restatement written here, and every per-query value of
 `rpp eval --subtopics` on the demo collection against stored ndeval output."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""RPP, dcgRPP and invRPP on rankings small enough to count by hand (SPEC §4)."""
+"""RPP, dcgRPP and invRPP on rankings small enough to count by hand (contract §4)."""
 from __future__ import annotations
 
 import math
@@ -34,7 +34,7 @@ INV = lambda i: 1 / i  # noqa: E731
 
 
 def test_paper_worked_example():
-    """SPEC §4: X = 0 4 3 0 0 0 1 0 3, Y = 3 0 4 5 3 0 0 1 1 (grades in ranking order).
+    """contract §4: X = 0 4 3 0 0 0 1 0 3, Y = 3 0 4 5 3 0 0 1 1 (grades in ranking order).
 
     Populations λ = 1, 3, 4, 5 with 6, 4, 2, 1 members. Positions (U = unretrieved):
       λ=1: X 2 3 7 9 U U   Y 1 3 4 5 8 9   signs for RPP(X, Y): - 0 - - - -
@@ -61,7 +61,7 @@ def test_paper_worked_example():
 
 
 def test_paper_example_positions():
-    """f_i for λ = 1 and λ = 4 exactly as the SPEC states them (n = 12 items in the union)."""
+    """f_i for λ = 1 and λ = 4 exactly as the contract states them (n = 12 items in the union)."""
     grades = np.array([5, 4, 3, 3, 1, 1])  # d5a d4a d3a d3b d1a d1b
     ranks = np.array([[0, 2, 3, 9, 7, 0],  # X
                       [4, 3, 1, 5, 8, 9]])  # Y
@@ -98,7 +98,7 @@ def test_graded_users_disagree(tiny):
 
 
 def test_run_missing_a_query_and_unretrieved_on_both_sides(tiny):
-    """n is the union of judged and retrieved items of the query (SPEC §2).
+    """n is the union of judged and retrieved items of the query (contract §2).
     q1: n = 4 {r1 x y z}; A = [x y r1]: f = 3; B = [z] misses it: f = 4 - 1 + 1 = 4. +1.
     q2: n = 2 {r2 n2}; A has no line (empty ranking): f = 2; B = [r2]: f = 1. -1.
     q3: n = 4 {s1 s2 s3 n}; A = [s1]: 1 3 4; B = [n s2]: 2 3 4 -> + 0 0 = 1/3
@@ -118,7 +118,7 @@ def test_run_missing_a_query_and_unretrieved_on_both_sides(tiny):
 
 
 def test_small_corpus_unretrieved_ties_with_retrieved_at_the_bottom(tiny):
-    """SPEC §2 taken literally: q has one relevant item r and n = 2 {r, a}. A = [a] misses r,
+    """contract §2 taken literally: q has one relevant item r and n = 2 {r, a}. A = [a] misses r,
     which lands at n - 1 + 1 = 2; B = [a r] has it at rank 2 too. The full rankings agree."""
     q, runs = tiny([("q", "r", 1)], {"A": {"q": ["a"]}, "B": {"q": ["a", "r"]}})
     res = rpp("eval", "-m", "rpp", q, *runs)

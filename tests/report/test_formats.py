@@ -23,7 +23,7 @@ Key = tuple  # (measure, qid, run, other or None)
 
 
 def parse_trec(text: str) -> dict[Key, str]:
-    """SPEC §7 lines -> {(measure, qid, run, other): printed value}."""
+    """contract §7 lines -> {(measure, qid, run, other): printed value}."""
     out = {}
     for line in text.splitlines():
         f = line.split("\t")
