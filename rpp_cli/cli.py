@@ -18,7 +18,7 @@ from . import __version__
 from .errors import InputError
 from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, lower_is_better, run_eval, split_paths
-from .measures import DEFAULTS, REGISTRY
+from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
 from .meta import ANALYSES, MetaOptions, plan_meta
 from .progress import progress
 from .report import FORMATS, discard_stdout, plot
@@ -85,6 +85,20 @@ def output_options(fn):
     return fn
 
 
+def _versions() -> str:
+    """The versions a bug report needs: Python, numpy, pytrec_eval."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import numpy
+
+    try:
+        pytrec = version("pytrec-eval-terrier")
+    except PackageNotFoundError:
+        pytrec = "?"
+    return (f"python {sys.version.split()[0]}, numpy {numpy.__version__}, "
+            f"pytrec_eval {pytrec}")
+
+
 class _ClosedPipe(Exception):
     """The reader of our output went away (``| head``)."""
 
@@ -118,7 +132,8 @@ class RppGroup(click.Group):
 
 @click.group(cls=RppGroup,
              context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
-@click.version_option(__version__, "-V", "--version", prog_name="rpp")
+@click.version_option(__version__, "-V", "--version", prog_name="rpp",
+                      message=f"%(prog)s %(version)s ({_versions()})")
 def cli() -> None:
     """Preference-based evaluation of rankings: recall-paired preference (RPP) beside
     trec_eval's measures, in trec_eval's tab-separated layout.
@@ -146,7 +161,7 @@ def cli() -> None:
                    "st-invrpp and ndeval's ERR-IA@20 alpha-nDCG@20 MAP-IA strec@20 to the "
                    "defaults. QRELS may then be '-' or omitted (grade = largest over "
                    "subtopics). Default: none.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png",
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
               help="Also draw the aggregate preference matrix as a heatmap, runs ordered "
                    "by win rate (needs matplotlib: pip install 'rpp-cli[plot]'). "
                    "Default: no plot.")
@@ -167,7 +182,14 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
     """
     if plot_measure and not plot_path:
         raise InputError("--plot-measure needs --plot FILE.png")
+    if plot_measure:  # checked before any file is read
+        asked = measures or DEFAULTS + (SUBTOPIC_DEFAULTS if subtopics else [])
+        choices = [n for n in asked if n in REGISTRY and REGISTRY[n].kind == PREFERENCE]
+        if plot_measure not in choices:
+            raise InputError(f"--plot-measure {plot_measure}: not a preference measure of this "
+                             f"evaluation (choose from {', '.join(choices) or 'none: add -m rpp'})")
     if plot_path:
+        plot.image_format(plot_path)
         plot.require()
     notes: list[str] = []
     qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
@@ -343,7 +365,7 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
               help="System ordering of preference measures (metrics: by mean).")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
               help="Seed of every random draw.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png",
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
               help="Also draw the robustness curves (needs matplotlib). Default: no plot.")
 @output_options
 @view_option
@@ -364,6 +386,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
       predictive_tau        \tall\trpp\tmap\t0.7733
     """
     if plot_path:
+        plot.image_format(plot_path)
         plot.require()
     notes: list[str] = []
     opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,

@@ -200,8 +200,10 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     for r, (run, name) in enumerate(zip(loaded, run_names)):
         rows, unjudged, missing = run.rows, run.unjudged, run.missing
         hit = rows.doc < n_judged
+        rank = rows.rank
         item = item_of_doc[rows.doc[hit]]
-        ranks[r, item[item >= 0]] = rows.rank[hit][item >= 0]
+        ranks[r, item[item >= 0]] = rank[hit][item >= 0]
+        notes.extend(_judged_notes(name, rows.qidx, rank, hit, len(qids)))
         if unjudged:
             notes.append(f"{name}: {_count(unjudged, 'query', 'queries')} not in the qrels, "
                          "ignored")
@@ -223,6 +225,20 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     if subtopics is not None:
         coll.subtopics = encode_subtopics(subtopics, qids, item_query, item_docno)
     return coll
+
+
+def _judged_notes(name: str, query: np.ndarray, rank: np.ndarray, judged: np.ndarray,
+                  n_queries: int) -> list[str]:
+    """A warning when nothing a run retrieved is judged (document qrels with passage runs?),
+    a note when under half of its top 10 is: its scores then say little."""
+    if not judged.any():
+        return [f"{name}: none of the docnos it retrieved is judged: wrong qrels?"]
+    top = rank <= 10
+    shown = np.bincount(query[top], minlength=n_queries)
+    fraction = np.bincount(query[top & judged], minlength=n_queries)[shown > 0] / shown[shown > 0]
+    if fraction.mean() < 0.5:
+        return [f"{name}: only {fraction.mean():.0%} of its top 10 is judged (mean over queries)"]
+    return []
 
 
 def _text(raw: bytes) -> str:

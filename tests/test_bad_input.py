@@ -54,3 +54,22 @@ def test_ndeval_traditional_still_reads_the_rank(tmp_path):
     run.write_text("1 Q0 d1 first 2.0 t\n")
     one_error_line(rpp("ndeval", "-traditional", PAPER.parent / "demo" / "qrels.subtopics", run),
                    r".*/r:1: rank 'first' is not a finite number")
+
+
+def test_a_run_that_retrieved_nothing_judged_is_flagged(tmp_path):
+    """Document qrels with a passage run print map 0 for it: say why."""
+    q = write_qrels(tmp_path / "q", [("1", "d1", 1), ("2", "d2", 1)])
+    a = write_run(tmp_path / "a", {"1": ["d1"], "2": ["d2"]}, "a")
+    c = write_run(tmp_path / "c", {"1": ["p1#0", "p1#1"], "2": ["p2#0"]}, "c")
+    res = rpp("eval", "-m", "map", q, a, c)
+    assert res.code == 0
+    assert "rpp: note: c: none of the docnos it retrieved is judged: wrong qrels?" in res.err
+
+
+def test_a_run_mostly_unjudged_at_10_gets_a_note(tmp_path):
+    q = write_qrels(tmp_path / "q", [("1", "d1", 1), ("1", "d2", 0)])
+    a = write_run(tmp_path / "a", {"1": ["d1", "d2"]}, "a")  # 2 of 2 judged
+    b = write_run(tmp_path / "b", {"1": ["d1", "x1", "x2", "x3"]}, "b")  # 1 of 4
+    res = rpp("eval", "-m", "map", q, a, b)
+    assert "rpp: note: b: only 25% of its top 10 is judged (mean over queries)" in res.err
+    assert "a: only" not in res.err

@@ -119,8 +119,15 @@ def test_help_lists_every_option_with_its_default(path, command):
             assert name in res.out
 
 
-def test_version():
-    assert rpp("--version").out == f"rpp, version {__version__}\n"
+def test_version_names_what_a_bug_report_needs():
+    import platform
+    from importlib.metadata import version
+
+    import numpy
+
+    assert rpp("--version").out == (
+        f"rpp {__version__} (python {platform.python_version()}, numpy {numpy.__version__}, "
+        f"pytrec_eval {version('pytrec-eval-terrier')})\n")
 
 
 def test_measures_lists_every_registry_entry_with_kind_and_parameters():

@@ -6,6 +6,8 @@ into one line and exit status 2 before any work is done.
 """
 from __future__ import annotations
 
+import os
+
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -33,11 +35,23 @@ def _pyplot():
     return plt
 
 
+FORMATS = ("png", "pdf", "svg")
+
+
+def image_format(path: str) -> str:
+    """The format of a plot file, from its extension (``.png``, ``.pdf``, ``.svg``)."""
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext not in FORMATS:
+        raise InputError(f"--plot: the file name must end in .png, .pdf or .svg (got '{path}')")
+    return ext
+
+
 def _save(fig, path: str) -> None:
-    """Write ``fig`` to ``path`` as PNG and free it; an unwritable path is bad input."""
+    """Write ``fig`` to ``path`` in the format its extension names, and free it; an
+    unwritable path is bad input."""
     plt = _pyplot()
     try:
-        fig.savefig(path, format="png")
+        fig.savefig(path, format=image_format(path))
     except OSError as err:
         raise InputError(f"cannot write the plot: {err.strerror or err}", path) from None
     finally:
@@ -97,7 +111,7 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
     n = len(names)
     side = 0.55 * n
     fig, ax = plt.subplots(figsize=(side + 3.2, side + 2.0), dpi=120, layout="constrained")
-    limit = max(1.0, float(np.nanmax(np.abs(matrix))))
+    limit = float(np.nanmax(np.abs(matrix))) or 1.0  # symmetric, to the largest |value|
     cmap = plt.get_cmap("RdBu").with_extremes(bad="0.85")  # grey: no run is paired with itself
     image = ax.imshow(matrix, cmap=cmap, vmin=-limit, vmax=limit)
     ax.set_xticks(range(n), names, rotation=45, ha="right", rotation_mode="anchor")
@@ -113,7 +127,8 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
         value = matrix[i, j]
         ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=size,
                 color="white" if abs(value) > 0.6 * limit else "black")
-    fig.colorbar(image, ax=ax, shrink=0.8, label=f"{measure}(row, column)")
+    fig.colorbar(image, ax=ax, shrink=0.8,
+                 label=f"{measure}(row, column); colours span ±{limit:.2f}, the largest |value|")
     _save(fig, path)
 
 

@@ -159,3 +159,33 @@ def test_heatmap_of_many_runs_shows_the_top_40(tmp_path, monkeypatch):
     title, ticks = titles[0]
     assert "the top 40 of 45 runs by win rate" in title
     assert ticks[0] == "r44" and len(ticks) == 40 and "r00" not in ticks
+
+
+@pytest.mark.parametrize("ext, magic", [("png", b"\x89PNG"), ("pdf", b"%PDF"), ("svg", b"<?xml")])
+def test_plot_format_follows_the_extension(tmp_path, ext, magic):
+    out = tmp_path / f"h.{ext}"
+    res = rpp("eval", "-m", "rpp", "--plot", out, DEMO / "qrels", *RUNS)
+    assert res.code == 0 and out.read_bytes().startswith(magic)
+
+
+def test_plot_refuses_an_unknown_extension_before_reading(tmp_path):
+    res = rpp("eval", "-m", "rpp", "--plot", tmp_path / "h.jpg", DEMO / "qrels", "nosuch")
+    assert res.code == 2 and res.err == (f"rpp: --plot: the file name must end in .png, .pdf or "
+                                         f".svg (got '{tmp_path / 'h.jpg'}')\n")
+
+
+def test_heatmap_colours_span_the_largest_value(tmp_path, monkeypatch):
+    """Preferences of +-0.1 must not look white: the scale is symmetric to the largest |value|."""
+    import numpy as np
+
+    from rpp_cli.report import plot
+    from rpp_cli.results import Results
+
+    res = Results(["q"], ["a", "b"], ["rpp"])
+    res.add("rpp", -1, np.array([0, 1]), np.array([0.125, -0.125]), np.array([1, 0]))
+    seen = []
+    monkeypatch.setattr(plot, "_save", lambda fig, path: seen.append(
+        (fig.axes[0].images[0].get_clim(), fig.axes[1].get_ylabel())))
+    plot.preference_heatmap(res, str(tmp_path / "h.png"))
+    (low, high), label = seen[0]
+    assert (low, high) == (-0.125, 0.125) and "±0.12, the largest |value|" in label
