@@ -210,9 +210,13 @@ def measures_command() -> None:
     One tab-separated line each: name, kind (preference: one value per pair of runs; metric:
     one per run; set: a name for several measures), family, what it measures, parameters.
     """
+    from .measures.ir_measures import spelling
+
     lines = []
     for m in REGISTRY.values():
         params = f"; parameters: {m.parameters}" if m.parameters else ""
+        alias = spelling(m.name) if m.trec is not None else None
+        params += f"; ir_measures: {alias}, (rel=N) for a level" if alias else ""
         lines.append(f"{m.name:<22}\t{m.kind:<10}\t{m.family:<13}\t{m.description}{params}\n")
     click.echo("".join(lines), nl=False)
 

@@ -110,7 +110,7 @@ def test_evidence_equals_rpp_eval_and_other_formats():
     (["--max-drop", "gm_map=0.01"],
      "--max-drop 'gm_map': needs one per-run metric with per-query values (e.g. map, P.10)"),
     (["-m", "gm_map"], "measure 'gm_map' has no per-query values: a gate on it could not fail"),
-    (["-m", "runid"], "measure 'runid' has no per-query values: a gate on it could not fail"),
+    (["-m", "runid"], "measure 'runid' is text, not a number: rpp trec-eval prints it"),
     (["--alpha", "1.5"], "--alpha must be in (0, 1) (got 1.5)"),
     (["-m", "nosuch"], "unknown measure 'nosuch' (rpp measures lists them all)"),
 ])

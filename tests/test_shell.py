@@ -140,7 +140,8 @@ def test_measures_lists_every_registry_entry_with_kind_and_parameters():
     assert rows["rpp"][:2] == ["preference", "preference"]
     assert rows["asl"][:2] == ["metric", "search_length"]
     assert rows["P"] == ["metric", "trec", "trec_eval: precision at cutoffs; parameters: "
-                         "P.k1,k2,... (default 5,10,15,20,30,100,200,500,1000)"]
+                         "P.k1,k2,... (default 5,10,15,20,30,100,200,500,1000); "
+                         "ir_measures: P@k, (rel=N) for a level"]
     assert rows["official"][0] == "set"
     assert "runid" not in rows and "relstring" not in rows  # text, not numbers
 

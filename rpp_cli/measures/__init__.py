@@ -33,6 +33,8 @@ class Measure:
     @property
     def outputs(self) -> list[str]:
         """The measure names this measure prints, in order."""
+        if "shown_as" in self.options:
+            return [self.options["shown_as"]]
         if self.trec is not None:
             return self.trec.output_names()
         if self.kind == PREFERENCE:
@@ -76,12 +78,21 @@ def resolve(names: list[str] | None) -> list[Measure]:
     for pos, name in enumerate(wanted):
         if name in REGISTRY and REGISTRY[name].trec is None:
             slots.append((pos, REGISTRY[name]))
+        elif ir_measures.is_alias(name):
+            spec, rel = ir_measures.translate(name)
+            for req in trec.parse([spec]):
+                slots.append((pos, Measure(name, METRIC, "trec",
+                                           f"ir_measures' name for trec_eval's {spec}", trec=req,
+                                           options={"shown_as": name, "level": rel})))
+        elif name in trec.TEXT_MEASURES:
+            raise InputError(f"measure '{name}' is text, not a number: rpp trec-eval prints it")
         elif trec.is_trec_name(name):
             trec_names.append(name)
             for req in trec.parse([name]):
                 first_named.setdefault(req.base, pos)
         else:
-            raise InputError(f"unknown measure '{name}' (rpp measures lists them all)")
+            raise InputError(f"unknown measure '{name}'{_did_you_mean(name)} (rpp measures "
+                             "lists them all)")
     for r in trec.parse(trec_names) if trec_names else []:
         if r.base not in trec.TEXT_MEASURES:
             slots.append((first_named[r.base],
@@ -96,6 +107,16 @@ def resolve(names: list[str] | None) -> list[Measure]:
     return flat
 
 
+def _did_you_mean(name: str) -> str:
+    """`` (did you mean ...?)`` with the closest known names, or nothing."""
+    import difflib
+
+    known = list(REGISTRY) + list(ir_measures.ALIASES)
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    close += [k for k in known if k.lower() == name.lower() and k not in close]
+    return f" (did you mean {', '.join(close[:3])}?)" if close else ""
+
+
 # The families register their measures on import (after the names above exist).
 # Import order is listing order (rpp measures).
-from . import preference, search_length, diversity, trec  # noqa: E402,F401,I001
+from . import preference, search_length, diversity, trec, ir_measures  # noqa: E402,F401,I001

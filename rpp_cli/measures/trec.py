@@ -353,22 +353,30 @@ from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry im
 
 @family("trec")
 def compute(ctx, measures) -> None:
-    """trec_eval measures through pytrec_eval, per query and aggregated as trec_eval does."""
+    """trec_eval measures through pytrec_eval, per query and aggregated as trec_eval does.
+    Measures asked by their ir_measures name print under it; one with its own relevance level
+    (``P(rel=2)@5``) gets an evaluator of its own."""
     from ..aggregate import add_metric
 
     coll = ctx.collection
-    stream = Stream([m.trec for m in measures], coll.level)
-    for r, rows in enumerate(coll.runs):
-        stream.add(coll.judged, r, rows)
-    names = stream.names
-    values = {n: np.stack([stream.values[r][:, i] for r in range(len(coll.runs))], axis=1)
-              for i, n in enumerate(names)}
-    for n in names:
-        overall = np.array([aggregate(n, values[n][:, r]) for r in range(len(coll.run_names))])
-        shown = n not in NOT_PER_QUERY and ctx.per_query
-        add_metric(ctx.results, n, values[n], shown, overall)
-        if n not in GEOMETRIC:
-            ctx.metrics[n] = values[n]
+    groups: dict[tuple, list] = {}
+    for m in measures:
+        key = ("alias", m.options["level"], m.name) if "shown_as" in m.options else ("trec",)
+        groups.setdefault(key, []).append(m)
+    for key, group in groups.items():
+        level = coll.level if key[0] == "trec" or key[1] is None else key[1]
+        stream = Stream([m.trec for m in group], level)
+        for r, rows in enumerate(coll.runs):
+            stream.add(coll.judged, r, rows)
+        shown = {n: n for n in stream.names} if key[0] == "trec" else \
+            {stream.names[0]: key[2]}
+        for i, n in enumerate(stream.names):
+            values = np.stack([stream.values[r][:, i] for r in range(len(coll.runs))], axis=1)
+            overall = np.array([aggregate(n, values[:, r]) for r in range(len(coll.run_names))])
+            per_query = n not in NOT_PER_QUERY and ctx.per_query
+            add_metric(ctx.results, shown[n], values, per_query, overall)
+            if n not in GEOMETRIC:
+                ctx.metrics[shown[n]] = values
 
 
 def _values(per_query: dict[str, dict[str, float]], qids: list[str], names: list[str]
