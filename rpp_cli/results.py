@@ -62,5 +62,21 @@ class Results:
                 return row[4]
         raise KeyError((measure, qid, run, other))
 
+    def records(self, summary: bool = True) -> list[dict]:
+        """The rows as dicts ``{measure, qid, run, other, value}`` (``other`` None for per-run
+        values), in output order; without ``summary``, no ``all`` rows."""
+        keys = ("measure", "qid", "run", "other", "value")
+        return [dict(zip(keys, row)) for row in self.rows() if summary or row[1] != ALL]
+
+    def to_pandas(self, summary: bool = True):
+        """The rows as a pandas DataFrame (pandas is optional: ``pip install pandas``)."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("Results.to_pandas needs pandas (pip install pandas); "
+                              "Results.records() needs nothing") from None
+        return pandas.DataFrame(self.records(summary),
+                                columns=["measure", "qid", "run", "other", "value"])
+
     def __len__(self) -> int:
         return sum(len(b[0]) for b in self._blocks)

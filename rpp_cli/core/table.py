@@ -28,6 +28,12 @@ _AGAIN: dict[str, bytearray] = {}  # files read ahead of their turn, kept for th
 _AGAIN_LOCK = threading.Lock()
 
 
+def remember(path: str, data: bytes | bytearray) -> None:
+    """Give ``data`` to the next read of ``path`` (in-memory inputs of the Python API)."""
+    with _AGAIN_LOCK:
+        _AGAIN[path] = data
+
+
 def read_bytes(path: str, again: bool = False) -> bytearray:
     """The content of ``path`` (``-`` = stdin; gzip detected by magic), at most the limit.
 
@@ -39,8 +45,7 @@ def read_bytes(path: str, again: bool = False) -> bytearray:
     if data is None:
         data = read_source(path, MAX_INPUT_BYTES)
     if again:
-        with _AGAIN_LOCK:
-            _AGAIN[path] = data
+        remember(path, data)
     return data
 
 

@@ -1,0 +1,121 @@
+"""The Python API, for notebooks and scripts: the commands as functions over paths or
+in-memory dicts, returning the one Results table (``.records()``, ``.to_pandas()``).
+
+    import rpp_cli
+    qrels = {"q1": {"d1": 1, "d2": 0}}
+    runs = {"bm25": {"q1": {"d1": 1.2, "d2": 3.4}}, "dense": {"q1": {"d1": 9.0}}}
+    rpp_cli.evaluate(qrels, runs, measures=["rpp", "map"]).records()
+
+Dicts are the ranx / pytrec_eval shapes: qrels ``{qid: {docno: grade}}``, a run
+``{qid: {docno: score}}``, several runs ``{name: run}``. They are written to TREC text in memory
+and read by the same reader as files, so every rule and every error is the command line's.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Mapping, Sequence
+
+from .core.table import remember
+from .errors import InputError
+from .evaluate import Options, run_eval
+from .meta import MetaOptions, plan_meta
+from .parallel import default_jobs
+from .results import Results
+from .stats import DEFAULT_SEED, run_compare
+
+_counter = itertools.count()
+
+
+def _qrels_source(qrels) -> str:
+    """A path, or the name under which in-memory qrels were put for the reader."""
+    if isinstance(qrels, (str, os.PathLike)):
+        return str(qrels)
+    if not isinstance(qrels, Mapping):
+        raise InputError("qrels: expected a path or a dict {qid: {docno: grade}}")
+    text = "".join(f"{q} 0 {d} {g!r}\n" for q, docs in qrels.items() for d, g in docs.items())
+    return _put("qrels", text)
+
+
+def _run_sources(runs) -> tuple[list[str], tuple[str, ...]]:
+    """Paths (or in-memory names) of the runs, and their names when given as a dict."""
+    if isinstance(runs, (str, os.PathLike)):
+        return [str(runs)], ()
+    if isinstance(runs, Mapping):
+        if runs and all(isinstance(v, Mapping) and all(isinstance(x, Mapping)
+                                                       for x in v.values())
+                        for v in runs.values()):  # {name: {qid: {docno: score}}}
+            names = tuple(str(n) for n in runs)
+            return [_run_text(name, run) for name, run in runs.items()], names
+        return [_run_text("run", runs)], ()  # one run {qid: {docno: score}}
+    if isinstance(runs, Sequence):
+        out = [str(r) if isinstance(r, (str, os.PathLike)) else _run_text(f"run{i}", r)
+               for i, r in enumerate(runs)]
+        return out, ()
+    raise InputError("runs: expected paths, a run dict or {name: run dict}")
+
+
+def _run_text(name: str, run: Mapping) -> str:
+    lines = (f"{q} Q0 {d} 0 {float(s)!r} {name}\n" for q, docs in run.items()
+             for d, s in docs.items())
+    return _put(f"run {name}", "".join(lines))
+
+
+def _put(what: str, text: str) -> str:
+    """Hand ``text`` to the reader under a name no file has (``<what #n>``)."""
+    name = f"<{what} #{next(_counter)}>"
+    remember(name, text.encode("utf-8", "surrogateescape"))
+    return name
+
+
+def _options(level, corpus_size, dedup, jobs, names, subtopics) -> Options:
+    if subtopics is not None and not isinstance(subtopics, (str, os.PathLike)):
+        raise InputError("subtopics: expected the path of subtopic qrels")
+    return Options(level, corpus_size, dedup, jobs or default_jobs(),
+                   None if subtopics is None else str(subtopics), tuple(names or ()))
+
+
+def evaluate(qrels, runs, measures: Sequence[str] | None = None, per_query: bool = False, *,
+             level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
+             jobs: int | None = None, names: Sequence[str] | None = None,
+             subtopics=None, notes: list[str] | None = None) -> Results:
+    """``rpp eval``: every measure (default: rpp's defaults) for every run and pair of runs.
+    ``qrels``: a path or a dict; ``runs``: paths, a run dict or ``{name: run}``; ``subtopics``:
+    the path of subtopic qrels.
+    Notes the command line prints on stderr are appended to ``notes``."""
+    paths, given = _run_sources(runs)
+    ctx = run_eval(_qrels_source(qrels), paths, list(measures) if measures else None,
+                   _options(level, corpus_size, dedup, jobs, names or given, subtopics),
+                   per_query, notes if notes is not None else [])
+    return ctx.results
+
+
+def compare(qrels, runs, measures: Sequence[str] | None = None, *, test: str = "randomization",
+            correction: str = "none", permutations: int = 10000, seed: int = DEFAULT_SEED,
+            level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
+            jobs: int | None = None, names: Sequence[str] | None = None,
+            notes: list[str] | None = None) -> Results:
+    """``rpp compare``: the mean effect and p-value of every pair of runs on every measure."""
+    paths, given = _run_sources(runs)
+    return run_compare(_qrels_source(qrels), paths, list(measures) if measures else None,
+                       _options(level, corpus_size, dedup, jobs, names or given, None), test,
+                       correction, permutations, seed, notes if notes is not None else [])
+
+
+def meta(qrels, runs, measures: Sequence[str] | None = None, *, options: MetaOptions | None = None,
+         level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
+         jobs: int | None = None, names: Sequence[str] | None = None,
+         notes: list[str] | None = None) -> Results:
+    """``rpp meta``: discriminative power, agreement, robustness and predictive power of the
+    measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
+    paths, given = _run_sources(runs)
+    notes = notes if notes is not None else []
+    plan = plan_meta(_qrels_source(qrels), paths, list(measures) if measures else None,
+                     _options(level, corpus_size, dedup, jobs, names or given, None),
+                     options or MetaOptions(), notes)
+    for job in plan.jobs():
+        job()
+    return plan.results
+
+
+__all__ = ["evaluate", "compare", "meta", "Results", "MetaOptions", "InputError"]
