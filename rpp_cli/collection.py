@@ -9,7 +9,6 @@ corpus size n of a query is its number of codes. Runs are read and joined by a p
 """
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,7 +17,7 @@ import numpy as np
 from .core import Column, Dictionary, column_of, line_at, rank_rows
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant
-from .io.runs import Run, name_runs, read_run
+from .io.runs import name_runs, read_run
 from .parallel import map_runs, threads_for
 
 if TYPE_CHECKING:

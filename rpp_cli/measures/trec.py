@@ -11,7 +11,6 @@ import math
 import operator
 import re
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
