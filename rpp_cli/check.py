@@ -31,6 +31,19 @@ class Verdict:
         return f"{'PASS' if self.passed else 'FAIL'}\t{self.candidate}\t{self.measure}\t{self.text}"
 
 
+def markdown_summary(verdicts: list[Verdict], baseline: str) -> str:
+    """The verdicts as a short Markdown report, fit for a pull-request comment or a CI job
+    summary: the overall result, then one table row per candidate and gate."""
+    passed = all(v.passed for v in verdicts)
+    lines = [f"### rpp check: {'PASS' if passed else 'FAIL'} (baseline `{baseline}`)", "",
+             "| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
+    for v in verdicts:
+        text = v.text.replace("|", "\\|")
+        lines.append(f"| `{v.candidate}` | {v.measure} | {'PASS' if v.passed else '**FAIL**'} "
+                     f"| {text} |")
+    return "\n".join(lines) + "\n"
+
+
 def parse_max_drops(specs: tuple[str, ...]) -> list[tuple[str, float]]:
     """``MEASURE=DELTA`` pairs; DELTA must be a non-negative number."""
     out = []

@@ -24,7 +24,7 @@ from .progress import progress
 from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
 from .report import write as write_report
-from .check import GATE_TESTS, parse_max_drops, run_check
+from .check import GATE_TESTS, markdown_summary, parse_max_drops, run_check
 from .errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, run_compare
 from .ndeval import NdevalOptions, run_ndeval
@@ -331,10 +331,22 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
                                   options, test, alpha,
                                   parse_max_drops(max_drops), permutations, seed, notes)
     _notes(notes)
-    write_report(results, fmt, sys.stdout, precision)
+    summary = markdown_summary(verdicts, results.runs[0])  # run 0 is the baseline
+    if fmt == "markdown":  # the verdicts, for a pull request; the evidence is in the other formats
+        sys.stdout.write(summary)
+    else:
+        write_report(results, fmt, sys.stdout, precision)
     sys.stdout.flush()
     for verdict in verdicts:
         click.echo(verdict.line(), err=True)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:  # GitHub Actions shows this file on the run's page
+        try:
+            with open(step_summary, "a", encoding="utf-8") as out:
+                out.write(summary + "\n")
+        except OSError as err:
+            raise InputError(f"cannot append to $GITHUB_STEP_SUMMARY: {err.strerror or err}",
+                             path=step_summary) from None
     if not all(v.passed for v in verdicts):
         raise click.exceptions.Exit(EXIT_CHECK_FAILED)
 

@@ -152,3 +152,20 @@ def test_few_queries_leave_only_max_drop_to_decide(tmp_path):
     res = rpp("check", qrels, "--baseline", good, bad, "--max-drop", "map=0.01")
     assert res.code == 1  # map drops from 1 to 0.5
     assert "significance not tested" in res.err and "FAIL\tbad\tmap\tdrop +0.5000" in res.err
+
+
+def test_markdown_verdicts_and_the_github_step_summary(tmp_path, monkeypatch):
+    """--format markdown prints the verdicts as a table fit for a PR comment; with
+    $GITHUB_STEP_SUMMARY set, the same summary is appended there (any format)."""
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    res = rpp("check", QRELS, "--baseline", BEST, WORST, "--max-drop", "map=0.01",
+              "--format", "markdown")
+    assert res.code == 1
+    lines = res.out.splitlines()
+    assert lines[0] == "### rpp check: FAIL (baseline `monot5`)"
+    assert lines[2:4] == ["| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
+    assert lines[4].startswith("| `bm25` | rpp | **FAIL** | effect -0.")
+    assert lines[5].startswith("| `bm25` | map | **FAIL** | drop +0.")
+    assert summary.read_text() == "earlier step\n" + res.out + "\n"
