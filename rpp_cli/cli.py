@@ -26,11 +26,12 @@ from .report import table as table_report
 from .report import write as write_report
 from .check import GATE_TESTS, markdown_summary, parse_max_drops, run_check
 from .errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED
-from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, run_compare
+from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, compare_runs
 from .ndeval import NdevalOptions, run_ndeval
 from .parallel import default_jobs
 from . import trec_eval as trec_eval_flow
 from .report import ndeval as ndeval_report
+from .report import paper as paper_report
 from .report import trec_eval as trec_eval_report
 
 EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
@@ -246,10 +247,15 @@ def permutation_options(what: str) -> Callable:
 
 def view_option(fn):
     """``--view``: contract §7 lines (default) or aligned tables for people."""
-    return click.option("--view", type=click.Choice(["trec", "human"]), default="trec",
+    return click.option("--view", type=click.Choice(VIEWS), default="trec",
                         show_default=True,
                         help="human: aligned tables for people instead of --format; "
-                             "trec: as --format says.")(fn)
+                             "trec: as --format says; paper (compare): one row per run with "
+                             "the best in bold and significance letters, in --format latex "
+                             "or markdown.")(fn)
+
+
+VIEWS = ("trec", "human", "paper")
 
 
 @cli.command("compare")
@@ -281,12 +287,22 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
     """
     if not 0 < alpha < 1:
         raise InputError(f"--alpha must be in (0, 1) (got {alpha:g})")
+    if view == "paper" and fmt not in ("latex", "markdown"):
+        raise InputError("--view paper needs --format latex or markdown")
     notes: list[str] = []
-    results = run_compare(qrels, list(runs), list(measures) or None,
-                          options, test, correction, permutations,
-                          seed, notes)
+    results, ctx, tested = compare_runs(qrels, list(runs), list(measures) or None, options,
+                                        test, correction, permutations, seed, notes)
     _notes(notes)
-    if view == "human":
+    if view == "paper":
+        lower = lower_is_better(measures)
+        columns = [paper_report.Column(name, f"{name}_win" if pref else name,
+                                       name if pref else f"{name}_diff", f"{name}_p",
+                                       name in lower) for name, pref in tested]
+        run_names, table = paper_report.cells(ctx.results, results, columns, alpha)
+        text = paper_report.caption(len(ctx.collection.qids), test, correction, alpha)
+        render = paper_report.latex if fmt == "latex" else paper_report.markdown
+        sys.stdout.write(render(run_names, table, columns, precision, text))
+    elif view == "human":
         legend = (f"* p < {alpha:g} ({test}" +
                   (f", {correction} correction)" if correction != "none" else ")"))
         table_report.write(results, sys.stdout, precision,

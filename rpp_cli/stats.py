@@ -221,6 +221,15 @@ def run_compare(qrels_path: str, run_paths: list[str], measure_names: list[str] 
                 options: Options, test: str, correction: str, permutations: int, seed: int,
                 notes: list[str]) -> Results:
     """``rpp compare``: evaluate, then test every pair of runs on every measure."""
+    return compare_runs(qrels_path, run_paths, measure_names, options, test, correction,
+                        permutations, seed, notes)[0]
+
+
+def compare_runs(qrels_path: str, run_paths: list[str], measure_names: list[str] | None,
+                 options: Options, test: str, correction: str, permutations: int, seed: int,
+                 notes: list[str]) -> tuple[Results, object, list[tuple[str, bool]]]:
+    """:func:`run_compare`, also returning the evaluation (its Context) and the tested
+    (output name, is preference) pairs."""
     if test == "hsd" and correction != "none":
         raise InputError("--test hsd already controls the error over all pairs; "
                          "use --correction none")
@@ -229,7 +238,7 @@ def run_compare(qrels_path: str, run_paths: list[str], measure_names: list[str] 
     measures = resolve(measure_names)
     ctx = evaluate_runs(qrels_path, run_paths, measures, options, False, notes)
     names = testable(ctx, measures, notes)
-    return compare(ctx, names, test, correction, permutations, seed)
+    return compare(ctx, names, test, correction, permutations, seed), ctx, names
 
 
 def testable(ctx, measures, notes: list[str]) -> list[tuple[str, bool]]:

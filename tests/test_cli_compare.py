@@ -204,3 +204,36 @@ def test_meta_without_per_query_values():
     res = rpp("meta", QRELS, *RUNS, "-m", "gm_map")
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.splitlines() == ["rpp: no measure with per-query values to study"]
+
+
+def test_paper_view_bold_best_and_significance_letters():
+    """One row per run; the best value per measure in bold; after a value, the letters of the
+    runs it beats significantly, exactly the pairs compare reports with p < alpha."""
+    from .conftest import DEMO, parse_lines, rpp
+
+    runs = [DEMO / "runs" / n for n in ("monot5", "colbert", "bm25")]
+    args = ["-m", "map", "-m", "rpp", "--test", "ttest", "--correction", "holm",
+            DEMO / "qrels", *runs]
+    md = rpp("compare", "--view", "paper", "--format", "markdown", *args)
+    assert md.code == 0
+    lines = md.out.splitlines()
+    assert lines[:2] == ["| | Run | map | rpp |", "|---|---|---:|---:|"]
+    evidence = parse_lines(rpp("compare", "--precision", "10", *args).out)
+    names = ["monot5", "colbert", "bm25"]
+    for i, line in enumerate(lines[2:5]):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[:2] == [f"({'abc'[i]})", names[i]]
+        for cell, (m, effect) in zip(cells[2:], [("map", "map_diff"), ("rpp", "rpp")]):
+            beaten = "".join("abc"[j] for j, other in enumerate(names) if other != names[i]
+                             and evidence[(f"{m}_p", "all", names[i], other)] < 0.05
+                             and evidence[(effect, "all", names[i], other)] > 0)
+            assert cell.endswith(f"<sup>{beaten}</sup>" if beaten else cell[-1])
+    assert lines[2].count("**") == 4  # monot5 is best on both
+    assert "paired t-test, Holm correction, p < 0.05" in lines[-1]
+    tex = rpp("compare", "--view", "paper", "--format", "latex", *args).out
+    assert tex.startswith("\\begin{table}\n\\centering\n\\caption{Mean over 25 queries")
+    assert "\\label{tab:rpp-compare}" in tex and "\\toprule" in tex and tex.endswith(
+        "\\end{table}\n")
+    assert "\\textbf{" in tex and "$^{\\mathrm{bc}}$" in tex
+    bad = rpp("compare", "--view", "paper", *args)
+    assert bad.code == 2 and bad.err == "rpp: --view paper needs --format latex or markdown\n"
