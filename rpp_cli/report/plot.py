@@ -109,7 +109,7 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
     labels = [f"{n} ({w:+.2f})" for n, w in zip(names, win)]
     plt = _pyplot()
     n = len(names)
-    side = 0.55 * n
+    side = 3.0 + 0.45 * n  # room for the title and the colour bar even with two runs
     fig, ax = plt.subplots(figsize=(side + 3.2, side + 2.0), dpi=120, layout="constrained")
     limit = float(np.nanmax(np.abs(matrix))) or 1.0  # symmetric, to the largest |value|
     cmap = plt.get_cmap("RdBu").with_extremes(bad="0.85")  # grey: no run is paired with itself
@@ -118,17 +118,17 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
     ax.set_yticks(range(n), labels)
     ax.set_xlabel("column run")
     ax.set_ylabel("row run (win rate)")
-    cut = (f"; the top {n} of {len(results.runs)} runs by win rate"
+    cut = (f"\nthe top {n} of {len(results.runs)} runs by win rate (over all runs)"
            if len(results.runs) > n else "; runs by win rate")
-    ax.set_title(f"{measure}: row run vs column run, mean over queries\n"
-                 f"> 0: row preferred{cut} (win rates over all runs)")
+    ax.set_title(f"{measure}: row vs column run, mean over queries\n"
+                 f"> 0: row preferred{cut}")
     size = max(6.0, min(9.0, 60.0 / n))
     for i, j in zip(*np.nonzero(np.isfinite(matrix))):
         value = matrix[i, j]
         ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=size,
                 color="white" if abs(value) > 0.6 * limit else "black")
     fig.colorbar(image, ax=ax, shrink=0.8,
-                 label=f"{measure}(row, column); colours span ±{limit:.2f}, the largest |value|")
+                 label=f"{measure}(row, column); scale ±{limit:.2f}, the largest |value|")
     _save(fig, path)
 
 
