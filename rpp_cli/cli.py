@@ -36,6 +36,7 @@ from .report import trec_eval as trec_eval_report
 
 EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
 EXIT_INTERRUPTED = 128 + 2  # ... and for one stopped by Ctrl-C (SIGINT)
+EXIT_INTERNAL = 70  # a bug (sysexits' EX_SOFTWARE): never 0, nor 1, a failed check
 
 
 def _notes(notes: list[str]) -> None:
@@ -549,6 +550,14 @@ def main() -> None:
         os._exit(EXIT_INTERRUPTED)  # no waiting for anything: threads are daemons
     except OSError as err:  # readers turn theirs into InputError: this is output
         _cannot_write(err.strerror or str(err))
+    except Exception:  # a bug: say so, and never exit 0 or 1 (a failed check) for it
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.write("rpp: internal error: this is a bug; please report it with the lines "
+                         "above and the output of rpp --version\n")
+        sys.stderr.flush()
+        os._exit(EXIT_INTERNAL)
     try:
         sys.stdout.flush()
         if sys.stdout is sys.__stdout__:  # the process's own stdout: errors can come at close

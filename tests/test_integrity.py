@@ -145,3 +145,23 @@ def test_qrels_from_a_pipe_with_subtopics_is_read_once(tmp_path):
     plain = _run(["eval", "-m", "map", "--subtopics", str(DEMO / "qrels.subtopics"),
                   str(DEMO / "qrels"), RUNS[0], RUNS[1]])
     assert out == plain.stdout
+
+
+def test_a_bug_is_never_a_success_nor_a_failed_check(monkeypatch, capsys):
+    """An unexpected exception exits 70 (EX_SOFTWARE) with its traceback, not 0 or 1."""
+    from rpp_cli import cli as cli_module
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(cli_module, "run_eval", broken)
+    monkeypatch.setattr(sys, "argv", ["rpp", "eval", str(PAPER / "qrels"), str(PAPER / "run.X")])
+    exits = []
+    monkeypatch.setattr(os, "_exit", lambda code: exits.append(code) or (_ for _ in ()).throw(
+        SystemExit(code)))
+    with pytest.raises(SystemExit):
+        cli_module.main()
+    err = capsys.readouterr().err
+    assert exits == [70] and "ZeroDivisionError: a bug" in err
+    assert err.rstrip().endswith("rpp: internal error: this is a bug; please report it with the "
+                                 "lines above and the output of rpp --version")

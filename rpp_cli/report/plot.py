@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..results import Results
+from ..results import ALL, Results
 
 MISSING = "--plot needs matplotlib: pip install 'rpp-cli[plot]'"
 
@@ -150,18 +150,83 @@ def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[fl
 
 
 def robustness_curves(results: Results, path: str) -> None:
-    """``rpp meta --plot``: tau against the queries kept (or the judged fraction kept), one
-    line per measure studied, from the ``robust_queries_K`` / ``robust_judged_F`` rows."""
+    """``rpp meta --plot``: one panel per analysis computed: tau against the queries kept and
+    against the judged fraction kept (one line per measure), discriminative power per measure
+    (t-test and HSD) and the agreement (Kendall's tau) between measures."""
+    panels = _meta_panels(results)
+    if not panels:
+        raise InputError("--plot draws meta's analyses: none with a figure was computed")
+    plt = _pyplot()
+    cols = 1 if len(panels) == 1 else 2
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 4.3 * rows), dpi=120,
+                             layout="constrained", squeeze=False)
+    for ax, draw in zip(axes.ravel(), panels):
+        draw(ax, fig)
+    for ax in axes.ravel()[len(panels):]:
+        ax.set_visible(False)
+    _save(fig, path)
+
+
+def _meta_panels(results: Results) -> list:
+    """Functions drawing one panel each, for the analyses found in ``results``."""
+    rows = [row for row in results.rows() if row[1] == ALL]
+    panels = []
     for prefix, xlabel in (("robust_queries_", "queries kept"),
                            ("robust_judged_", "fraction of relevant judgments kept")):
         series: dict[str, tuple[list[float], list[float]]] = {}
-        for measure, qid, run, other, value in results.rows():
+        for measure, _, run, other, value in rows:
             if measure.startswith(prefix) and other is None:
                 xs, ys = series.setdefault(run, ([], []))
                 xs.append(float(measure[len(prefix):]))
                 ys.append(value)
         if series:
-            line_plot(path, series, xlabel, "Kendall's tau-b with the full ordering",
-                      "Robustness of the system ordering")
-            return
-    raise InputError("--plot draws the robustness curves: include 'robustness' in --analysis")
+            panels.append(lambda ax, fig, s=series, x=xlabel: _lines(ax, s, x))
+    power = {m: {run: v for name, _, run, o, v in rows if name == m and o is None}
+             for m in ("power_ttest", "power_hsd")}
+    if any(power.values()):
+        panels.append(lambda ax, fig: _bars(ax, power))
+    agreement = {(run, other): v for name, _, run, other, v in rows
+                 if name == "agreement_tau" and other is not None}
+    if agreement:
+        panels.append(lambda ax, fig: _agreement(ax, fig, agreement))
+    return panels
+
+
+def _lines(ax, series, xlabel: str) -> None:
+    for label, (x, y) in series.items():
+        order = np.argsort(x)
+        ax.plot(np.array(x)[order], np.array(y)[order], marker="o", markersize=3, label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("Kendall's tau-b with the full ordering")
+    ax.set_title(f"Robustness: {xlabel}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+
+
+def _bars(ax, power: dict[str, dict[str, float]]) -> None:
+    measures = list(dict.fromkeys(m for values in power.values() for m in values))
+    width = 0.8 / len(power)
+    for k, (name, values) in enumerate(power.items()):
+        ax.bar(np.arange(len(measures)) + k * width, [values.get(m, np.nan) for m in measures],
+               width, label=name.replace("power_", ""))
+    ax.set_xticks(np.arange(len(measures)) + width * (len(power) - 1) / 2, measures,
+                  rotation=30, ha="right")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("pairs of runs significantly different")
+    ax.set_title("Discriminative power")
+    ax.legend(fontsize=8, frameon=False)
+
+
+def _agreement(ax, fig, agreement: dict[tuple[str, str], float]) -> None:
+    names = list(dict.fromkeys(m for pair in agreement for m in pair))
+    grid = np.array([[1.0 if a == b else agreement.get((a, b), agreement.get((b, a), np.nan))
+                      for b in names] for a in names])
+    image = ax.imshow(grid, cmap="viridis", vmin=-1, vmax=1)
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    for i, j in zip(*np.nonzero(np.isfinite(grid))):
+        ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8,
+                color="black" if grid[i, j] > 0.3 else "white")
+    ax.set_title("Agreement of the orderings (Kendall's tau)")
+    fig.colorbar(image, ax=ax, shrink=0.8)

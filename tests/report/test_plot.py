@@ -129,12 +129,12 @@ def test_meta_robustness_curves_png(tmp_path):
     assert pixels[..., :3].std() > 0.05
 
 
-def test_meta_plot_needs_the_robustness_analysis(tmp_path):
-    res = rpp("meta", "--analysis", "agreement", "--plot", tmp_path / "x.png", DEMO / "qrels",
-              *RUNS)
+def test_meta_plot_needs_an_analysis_with_a_figure(tmp_path):
+    res = rpp("meta", "--analysis", "predictive", "--samples", "20", "--plot",
+              tmp_path / "x.png", DEMO / "qrels", *RUNS)
     assert res.code == 2
-    assert res.err.splitlines()[-1] == ("rpp: --plot draws the robustness curves: include "
-                                        "'robustness' in --analysis")
+    assert res.err.splitlines()[-1] == ("rpp: --plot draws meta's analyses: none with a figure "
+                                        "was computed")
     assert not (tmp_path / "x.png").exists()
 
 
@@ -189,3 +189,17 @@ def test_heatmap_colours_span_the_largest_value(tmp_path, monkeypatch):
     plot.preference_heatmap(res, str(tmp_path / "h.png"))
     (low, high), label = seen[0]
     assert (low, high) == (-0.125, 0.125) and "±0.12, the largest |value|" in label
+
+
+def test_meta_plot_draws_every_analysis(tmp_path, monkeypatch):
+    from rpp_cli.report import plot
+
+    titles = []
+    monkeypatch.setattr(plot, "_save", lambda fig, path: titles.extend(
+        ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title()))
+    res = rpp("meta", "-m", "rpp", "-m", "map", "--samples", "20", "--permutations", "50",
+              "--judged-fractions", "0.5", "--judged-samples", "2", "--plot", tmp_path / "m.png",
+              DEMO / "qrels", *RUNS)
+    assert res.code == 0, res.err
+    assert titles == ["Robustness: queries kept", "Robustness: fraction of relevant judgments kept",
+                      "Discriminative power", "Agreement of the orderings (Kendall's tau)"]
