@@ -10,7 +10,7 @@ from typing import Iterable, Iterator, Sized, TextIO, TypeVar
 import click
 
 T = TypeVar("T")
-DELAY = 2.0  # seconds of work before a bar is worth showing
+DELAY = 0.5  # seconds of work before a bar is worth showing
 
 
 def progress(items: Iterable[T], label: str, length: int | None = None,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import nested_dicts
+from ..progress import progress
 from ..errors import InputError
 
 # trec_eval's internal measure order (te_trec_measures), which is also the output order.
@@ -365,8 +366,8 @@ def compute(ctx, measures) -> None:
     for key, group in groups.items():
         level = coll.level if key[0] == "trec" or key[1] is None else key[1]
         stream = Stream([m.trec for m in group], level)
-        for r, rows in enumerate(coll.runs):
-            stream.add(coll.judged, r, rows)
+        for r in progress(range(len(coll.runs)), "trec_eval measures"):
+            stream.add(coll.judged, r, coll.runs[r])
         shown = {n: n for n in stream.names} if key[0] == "trec" else \
             {stream.names[0]: key[2]}
         for i, n in enumerate(stream.names):
