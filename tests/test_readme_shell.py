@@ -56,8 +56,9 @@ def test_readme_example_runs(index, ran):
 def test_readme_examples_do_what_they_say(ran):
     work, results = ran
     out = "".join(res.stdout for res in results)
-    for name in ("results.md", "results.tex", "results.csv", "rpp.png", "dcgrpp.png"):
+    for name in ("results.md", "results.tex", "results.csv", "rpp.png", "dcgrpp.pdf"):
         assert (work / name).stat().st_size > 500, name
+    assert (work / "dcgrpp.pdf").read_bytes().startswith(b"%PDF")
     assert "monot5\t0.4517\n" in out  # best MAP first
     assert "monot5 > bm25 0.7807" in out
     assert "\nmonot5 0.4517\n" in out  # from the jsonl
