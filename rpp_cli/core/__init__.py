@@ -16,9 +16,8 @@ from . import _kernel
 from ._kernel import nested_dicts
 from .table import Column, Table, column_of, line_at, read_bytes, split
 
-__all__ = ["Column", "Dictionary", "Table", "column_of",
-           "first_seen",
-           "line_at", "nested_dicts", "rank_rows", "read_bytes", "split"]
+__all__ = ["Column", "Dictionary", "Table", "column_of", "first_seen", "line_at", "nested_dicts",
+           "rank_rows", "read_bytes", "split"]
 
 
 class Dictionary:
