@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .core import Column, Dictionary, column_of, line_at, rank_rows
+from .core import Column, Dictionary, column_of, group_positions, line_at, rank_rows
 from .errors import InputError
-from .io.qrels import Qrels, SubtopicQrels, relevant
+from .io.qrels import Qrels, SubtopicQrels, relevant, to_text
 from .io.runs import name_runs, read_run
 from .parallel import map_runs, threads_for
 
@@ -43,9 +43,7 @@ class RunRows:
     @property
     def rank(self) -> np.ndarray:
         """1-based rank of each row within its query."""
-        starts = np.flatnonzero(np.concatenate(([True], self.qidx[1:] != self.qidx[:-1])))
-        return np.arange(len(self.qidx)) - np.repeat(starts, np.diff(np.append(starts,
-                                                                               len(self.qidx)))) + 1
+        return group_positions(self.qidx) + 1
 
 
 @dataclass(frozen=True)
@@ -184,7 +182,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     judged_query = docs.keys().copy()
     item_doc = _items(docs, judged_query, judged_grade, level, subtopic_item)
     item_query = judged_query[item_doc]
-    item_docno = [_text(d) for d in docs.strings(item_doc)]
+    item_docno = [to_text(d) for d in docs.strings(item_doc)]
     item_of_doc = np.full(n_judged, -1, dtype=np.int64)
     item_of_doc[item_doc] = np.arange(len(item_doc))
 
@@ -240,10 +238,6 @@ def _judged_notes(name: str, query: np.ndarray, rank: np.ndarray, judged: np.nda
     return []
 
 
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
-
-
 def _item_grades(judged_grade: np.ndarray, item_doc: np.ndarray) -> np.ndarray:
     """Main-qrels grade of each item; 0 for items judged in the subtopic qrels only."""
     return np.nan_to_num(judged_grade[item_doc], nan=0.0)
@@ -280,7 +274,7 @@ def _load_run(r: int, path: str, qpos: dict[str, int], judged: set[str], docs: D
     """Read one run and join it: rows of evaluated queries, duplicates resolved, ranked, each
     (query, docno) coded in ``docs`` (shared by all runs; safe from several threads)."""
     run = read_run(path)
-    texts = [_text(q) for q in run.qid_values]
+    texts = [to_text(q) for q in run.qid_values]
     unjudged = sum(q not in judged for q in texts)
     qidx = np.array([qpos.get(q, -1) for q in texts], dtype=np.int32)[run.qid_codes]
     keep = qidx >= 0

@@ -16,7 +16,7 @@ import numpy as np
 from .aggregate import add_metric
 from .errors import InputError
 from .io.qrels import SubtopicQrels, read_subtopic_qrels
-from .core import Column, Dictionary, column_of, first_seen, rank_rows
+from .core import Column, Dictionary, column_of, first_seen, group_positions, rank_rows
 from .io.runs import Run, name_runs, read_run
 from .measures.diversity import DEPTH, NAMES, Judgments, Scorer, undefined_note
 from .results import Results
@@ -148,8 +148,7 @@ def _ranking(run: Run, topic: np.ndarray, opts: NdevalOptions) -> tuple[np.ndarr
         order = np.lexsort((rank, topic))
         _repeated_rank(run, order, topic, rank)
     t = topic[order]
-    starts = np.flatnonzero(np.concatenate(([True], t[1:] != t[:-1])))
-    pos = np.arange(len(t)) - np.repeat(starts, np.diff(np.append(starts, len(t))))
+    pos = group_positions(t)
     keep = pos < opts.max_docs if opts.max_docs else np.ones(len(t), dtype=bool)
     rows = order[keep]
     _repeated_docno(run, np.sort(rows), topic, dense)

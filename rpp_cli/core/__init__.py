@@ -16,7 +16,7 @@ from . import _kernel
 from ._kernel import nested_dicts
 from .table import Column, Table, column_of, line_at, read_bytes, split
 
-__all__ = ["Column", "Dictionary", "Table", "column_of", "first_seen", "line_at", "nested_dicts",
+__all__ = ["Column", "Dictionary", "Table", "column_of", "first_seen", "group_positions", "line_at", "nested_dicts",
            "rank_rows", "read_bytes", "split"]
 
 
@@ -76,6 +76,14 @@ def first_seen(codes: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     before = np.maximum.accumulate(np.concatenate(([-1], codes[:-1])))
     return codes > before
+
+
+def group_positions(keys: np.ndarray) -> np.ndarray:
+    """0-based position of each row within its run of equal ``keys`` (rows grouped by key)."""
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    return np.arange(len(keys)) - np.repeat(starts, np.diff(np.append(starts, len(keys))))
 
 
 def rank_rows(col: Column, query: np.ndarray, score: np.ndarray, n_queries: int) -> np.ndarray:

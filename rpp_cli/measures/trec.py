@@ -322,7 +322,7 @@ class Bridge:
         if depth > len(self.scores):  # names of unjudged documents by position, as needed
             self.names += [f"u{k}" for k in range(len(self.scores), depth)]
             self.scores += [-(k + 1.0) for k in range(len(self.scores), depth)]
-        position = np.arange(len(doc)) - np.repeat(bounds[:-1], np.diff(bounds))
+        position = rows.rank - 1  # trec_order only reorders rows within their query
         name = np.where(doc < self.n_judged, doc, self.n_judged + position)
         return nested_dicts(self.qids, bounds, self.names, name, self.scores)
 
