@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
-from .core import Dictionary, rank_rows
+from .core import Dictionary, nested_dicts, rank_rows
 from .io.qrels import sort_qids, to_text
 from .io.trec_eval import Judgments, Retrieved, read_judgments, read_retrieved
 from .measures import trec
@@ -181,21 +181,12 @@ def pytrec_eval_input(ranked: Ranked) -> tuple[dict[str, dict[str, int]],
     """Judgments and kept rankings as pytrec_eval wants them: queries named by index, docnos
     by their exact code, and each ranking given in trec_eval's order as scores -1, -2, ...
     (the same rankings and equalities whatever bytes the ids hold)."""
-    names = [str(c) for c in range(int(max(ranked.doc.max(initial=-1),
-                                           ranked.judged_doc.max(initial=-1))) + 1)]
-    depth = int(np.diff(ranked.bounds).max(initial=0))
-    if depth > trec.MAX_DEPTH:
-        raise InputError(f"a query has {depth:,} ranked documents; trec_eval measures are "
-                         f"limited to {trec.MAX_DEPTH:,}")
-    scores = [-(k + 1.0) for k in range(depth)]
-
-    def by_query(bounds: np.ndarray, codes: np.ndarray, values: list) -> dict[str, dict]:
-        b, docs = bounds.tolist(), [names[c] for c in codes.tolist()]
-        return {str(q): dict(zip(docs[b[q]:b[q + 1]], values[b[q]:b[q + 1]] if values else
-                                 scores)) for q in range(len(ranked.qids))}
-
-    return (by_query(ranked.judged_bounds, ranked.judged_doc, ranked.judged_grade.tolist()),
-            by_query(ranked.bounds, ranked.doc, []))
+    names = [str(c) for c in range(len(ranked.docs))]
+    qids = [str(q) for q in range(len(ranked.qids))]
+    scores = trec.position_scores(trec.checked_depth(ranked.bounds))
+    return (nested_dicts(qids, ranked.judged_bounds, names, ranked.judged_doc,
+                         ranked.judged_grade.tolist(), True),
+            nested_dicts(qids, ranked.bounds, names, ranked.doc, scores))
 
 
 def relstrings(ranked: Ranked, length: int | float, judged_only: bool) -> list[str]:

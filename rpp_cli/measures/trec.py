@@ -293,6 +293,20 @@ def aggregate(name: str, values: np.ndarray, n_queries: int | None = None) -> fl
 MAX_DEPTH = 1 << 24
 
 
+def checked_depth(bounds: np.ndarray) -> int:
+    """The longest ranking of a query (rows bounds[q]:bounds[q+1]); over MAX_DEPTH is an error."""
+    depth = int(np.diff(bounds).max(initial=0))
+    if depth > MAX_DEPTH:
+        raise InputError(f"a query has {depth:,} ranked documents; trec_eval measures are "
+                         f"limited to {MAX_DEPTH:,}")
+    return depth
+
+
+def position_scores(depth: int) -> list[float]:
+    """The scores that hand pytrec_eval a ranking in the given order: -1, -2, ..., -depth."""
+    return [-(k + 1.0) for k in range(depth)]
+
+
 class Bridge:
     """The collection as pytrec_eval sees it. Queries are named by index and documents by
     their exact code (a judged code as its number, any other as ``u`` and its position), and
@@ -315,37 +329,26 @@ class Bridge:
         """A run's rows as pytrec_eval wants them; every evaluated query present ({} = empty)."""
         doc = rows.doc if rows.trec_order is None else rows.doc[rows.trec_order]
         bounds = np.searchsorted(rows.qidx, np.arange(len(self.qids) + 1))
-        depth = int(np.diff(bounds).max(initial=0))
-        if depth > MAX_DEPTH:
-            raise InputError(f"a query has {depth:,} ranked documents; trec_eval measures are "
-                             f"limited to {MAX_DEPTH:,}")
+        depth = checked_depth(bounds)
         if depth > len(self.scores):  # names of unjudged documents by position, as needed
             self.names += [f"u{k}" for k in range(len(self.scores), depth)]
-            self.scores += [-(k + 1.0) for k in range(len(self.scores), depth)]
+            self.scores = position_scores(depth)
         position = rows.rank - 1  # trec_order only reorders rows within their query
         name = np.where(doc < self.n_judged, doc, self.n_judged + position)
         return nested_dicts(self.qids, bounds, self.names, name, self.scores)
 
 
-class Stream:
-    """trec_eval measures run by run: one pytrec_eval evaluator for the collection's
-    judgments, given each run in turn (it holds the GIL, so threads would not help)."""
-
-    def __init__(self, requests: list[TrecRequest], level: float | None) -> None:
-        self.requests = requests
-        self.names = [n for req in requests for n in req.output_names()]
-        self.level = 1 if level is None else max(1, math.ceil(level))
-        self.values: dict[int, np.ndarray] = {}
-        self._bridge: Bridge | None = None
-        self._evaluator: Evaluator | None = None
-
-    def add(self, judged, r: int, rows) -> None:
-        """Evaluate run ``r`` (its rows in ranking order) against ``judged``."""
-        if self._bridge is None:
-            self._bridge = Bridge(judged)
-            self._evaluator = Evaluator(self._bridge.qrels, self.requests, self.level)
-        per_query = self._evaluator.evaluate(self._bridge.run(rows))
-        self.values[r] = _values(per_query, self._bridge.qids, self.names)
+def evaluate_runs(judged, runs: list, requests: list[TrecRequest], level: float | None
+                  ) -> tuple[list[str], list[np.ndarray]]:
+    """The printed names of ``requests`` and, for each run, its (Q, names) values: one
+    pytrec_eval evaluator for the judgments, given the runs in turn (it holds the GIL, so
+    threads would not help)."""
+    names = [n for req in requests for n in req.output_names()]
+    bridge = Bridge(judged)
+    evaluator = Evaluator(bridge.qrels, requests, 1 if level is None else max(1, math.ceil(level)))
+    values = [_values(evaluator.evaluate(bridge.run(runs[r])), bridge.qids, names)
+              for r in progress(range(len(runs)), "trec_eval measures")]
+    return names, values
 
 
 from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry imports us)
@@ -365,13 +368,10 @@ def compute(ctx, measures) -> None:
         groups.setdefault(key, []).append(m)
     for key, group in groups.items():
         level = coll.level if key[0] == "trec" or key[1] is None else key[1]
-        stream = Stream([m.trec for m in group], level)
-        for r in progress(range(len(coll.runs)), "trec_eval measures"):
-            stream.add(coll.judged, r, coll.runs[r])
-        shown = {n: n for n in stream.names} if key[0] == "trec" else \
-            {stream.names[0]: key[2]}
-        for i, n in enumerate(stream.names):
-            values = np.stack([stream.values[r][:, i] for r in range(len(coll.runs))], axis=1)
+        names, per_run = evaluate_runs(coll.judged, coll.runs, [m.trec for m in group], level)
+        shown = {n: n for n in names} if key[0] == "trec" else {names[0]: key[2]}
+        for i, n in enumerate(names):
+            values = np.stack([v[:, i] for v in per_run], axis=1)
             overall = np.array([aggregate(n, values[:, r]) for r in range(len(coll.run_names))])
             per_query = n not in NOT_PER_QUERY and ctx.per_query
             add_metric(ctx.results, shown[n], values, per_query, overall)
