@@ -41,6 +41,19 @@ static int get_array(PyObject *obj, Py_ssize_t itemsize, int writable, Py_buffer
 
 static Py_ssize_t count_of(const Py_buffer *v) { return v->len / (v->itemsize ? v->itemsize : 1); }
 
+/* The buffers a call holds, released together on its one way out. */
+typedef struct { Py_buffer v[6]; int n; } Views;
+
+static Py_buffer *view(Views *vs, PyObject *obj, Py_ssize_t itemsize, int writable,
+                       const char *what) {
+    if (get_array(obj, itemsize, writable, &vs->v[vs->n], what) < 0) return NULL;
+    return &vs->v[vs->n++];
+}
+
+static void release(Views *vs) {
+    while (vs->n > 0) PyBuffer_Release(&vs->v[--vs->n]);
+}
+
 /* ---------------------------------------------------------------- split */
 
 enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3 };
@@ -71,28 +84,29 @@ static PyObject *split(PyObject *self, PyObject *args) {
     Py_ssize_t max_token;
     if (!PyArg_ParseTuple(args, "OOnOOO", &data_o, &fields_o, &max_token, &nf_o, &st_o, &ln_o))
         return NULL;
-    Py_buffer data, fields, nf, st, ln;
-    if (get_array(data_o, 1, 0, &data, "data") < 0) return NULL;
-    if (get_array(fields_o, 4, 0, &fields, "fields") < 0) goto fail0;
-    if (get_array(nf_o, 4, 1, &nf, "nfields") < 0) goto fail1;
-    if (get_array(st_o, 8, 1, &st, "starts") < 0) goto fail2;
-    if (get_array(ln_o, 4, 1, &ln, "lens") < 0) goto fail3;
+    Views vs = {.n = 0};
+    PyObject *result = NULL;
+    Py_buffer *data, *fields, *nf, *st, *ln;
+    if (!(data = view(&vs, data_o, 1, 0, "data")) || !(fields = view(&vs, fields_o, 4, 0, "fields"))
+        || !(nf = view(&vs, nf_o, 4, 1, "nfields")) || !(st = view(&vs, st_o, 8, 1, "starts"))
+        || !(ln = view(&vs, ln_o, 4, 1, "lens")))
+        goto done;
 
-    const unsigned char *p = data.buf;
-    const Py_ssize_t n = data.len;
-    const int32_t *want = fields.buf;
-    const Py_ssize_t k = count_of(&fields);
-    int32_t *nfields = nf.buf;
-    int64_t *starts = st.buf;
-    int32_t *lens = ln.buf;
-    const Py_ssize_t cap = count_of(&nf);
+    const unsigned char *p = data->buf;
+    const Py_ssize_t n = data->len;
+    const int32_t *want = fields->buf;
+    const Py_ssize_t k = count_of(fields);
+    int32_t *nfields = nf->buf;
+    int64_t *starts = st->buf;
+    int32_t *lens = ln->buf;
+    const Py_ssize_t cap = count_of(nf);
     int field_slot[256];
     for (int f = 0; f < 256; f++) field_slot[f] = -1;
     for (Py_ssize_t j = 0; j < k; j++)
         if (want[j] >= 0 && want[j] < 256) field_slot[want[j]] = (int)j;
-    if (count_of(&st) < cap * k || count_of(&ln) < cap * k) {
+    if (count_of(st) < cap * k || count_of(ln) < cap * k) {
         PyErr_SetString(PyExc_ValueError, "split: output arrays too small");
-        goto fail4;
+        goto done;
     }
 
     Py_ssize_t rows = 0, err_at = -1, err_a = 0, err_b = 0;
@@ -137,19 +151,13 @@ static PyObject *split(PyObject *self, PyObject *args) {
         if (nfld > 0 && !comment) nfields[rows++] = (int32_t)nfld;
     }
     Py_END_ALLOW_THREADS
-    if (err == ERR_CAPACITY) {
+    if (err == ERR_CAPACITY)
         PyErr_SetString(PyExc_ValueError, "split: more lines than the capacity given");
-        goto fail4;
-    }
-    PyBuffer_Release(&ln); PyBuffer_Release(&st); PyBuffer_Release(&nf);
-    PyBuffer_Release(&fields); PyBuffer_Release(&data);
-    return Py_BuildValue("nnnnn", rows, (Py_ssize_t)err, err_at, err_a, err_b);
-fail4: PyBuffer_Release(&ln);
-fail3: PyBuffer_Release(&st);
-fail2: PyBuffer_Release(&nf);
-fail1: PyBuffer_Release(&fields);
-fail0: PyBuffer_Release(&data);
-    return NULL;
+    else
+        result = Py_BuildValue("nnnnn", rows, (Py_ssize_t)err, err_at, err_a, err_b);
+done:
+    release(&vs);
+    return result;
 }
 
 /* count_lines(data) -> the number of LF bytes (memchr: vectorised by the C library). */
@@ -208,26 +216,28 @@ static inline int plain_decimal(const char *p, int32_t n, double *out) {
 static PyObject *parse_floats(PyObject *self, PyObject *args) {
     PyObject *data_o, *st_o, *ln_o, *out_o;
     if (!PyArg_ParseTuple(args, "OOOO", &data_o, &st_o, &ln_o, &out_o)) return NULL;
-    Py_buffer data, st, ln, out;
-    if (get_array(data_o, 1, 0, &data, "data") < 0) return NULL;
-    if (get_array(st_o, 8, 0, &st, "starts") < 0) { PyBuffer_Release(&data); return NULL; }
-    if (get_array(ln_o, 4, 0, &ln, "lens") < 0) goto f1;
-    if (get_array(out_o, 8, 1, &out, "out") < 0) goto f2;
-    Py_ssize_t n = count_of(&out), bad = -1;
-    if (count_of(&st) != n || count_of(&ln) != n) {
+    Views vs = {.n = 0};
+    PyObject *result = NULL;
+    Py_buffer *data, *st, *ln, *out;
+    if (!(data = view(&vs, data_o, 1, 0, "data")) || !(st = view(&vs, st_o, 8, 0, "starts"))
+        || !(ln = view(&vs, ln_o, 4, 0, "lens")) || !(out = view(&vs, out_o, 8, 1, "out")))
+        goto done;
+    Py_ssize_t n = count_of(out), bad = -1;
+    if (count_of(st) != n || count_of(ln) != n) {
         PyErr_SetString(PyExc_ValueError, "parse_floats: arrays of different lengths");
-        goto f3;
+        goto done;
     }
-    const char *p = data.buf;
-    const int64_t *starts = st.buf;
-    const int32_t *lens = ln.buf;
-    double *values = out.buf;
+    const char *p = data->buf;
+    const Py_ssize_t size = data->len;
+    const int64_t *starts = st->buf;
+    const int32_t *lens = ln->buf;
+    double *values = out->buf;
     Py_BEGIN_ALLOW_THREADS
     char local[4097];
     for (Py_ssize_t r = 0; r < n; r++) {
         int64_t s = starts[r];
         int32_t len = lens[r];
-        if (s < 0 || len <= 0 || len >= (int32_t)sizeof local || s + len > data.len) { bad = r; break; }
+        if (s < 0 || len <= 0 || len >= (int32_t)sizeof local || s + len > size) { bad = r; break; }
         if (plain_decimal(p + s, len, &values[r])) continue;
         memcpy(local, p + s, (size_t)len);
         local[len] = '\0';
@@ -237,12 +247,10 @@ static PyObject *parse_floats(PyObject *self, PyObject *args) {
         values[r] = v;
     }
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&out); PyBuffer_Release(&ln); PyBuffer_Release(&st); PyBuffer_Release(&data);
-    return PyLong_FromSsize_t(bad);
-f3: PyBuffer_Release(&out);
-f2: PyBuffer_Release(&ln);
-f1: PyBuffer_Release(&st); PyBuffer_Release(&data);
-    return NULL;
+    result = PyLong_FromSsize_t(bad);
+done:
+    release(&vs);
+    return result;
 }
 
 /* ---------------------------------------------------------------- rank */
@@ -295,30 +303,31 @@ static PyObject *rank(PyObject *self, PyObject *args) {
     Py_ssize_t nq;
     if (!PyArg_ParseTuple(args, "OOOOOnO", &data_o, &st_o, &ln_o, &q_o, &sc_o, &nq, &out_o))
         return NULL;
-    Py_buffer data, st, ln, qv, sc, out;
-    if (get_array(data_o, 1, 0, &data, "data") < 0) return NULL;
-    if (get_array(st_o, 8, 0, &st, "starts") < 0) goto r0;
-    if (get_array(ln_o, 4, 0, &ln, "lens") < 0) goto r1;
-    if (get_array(q_o, 8, 0, &qv, "query") < 0) goto r2;
-    if (get_array(sc_o, 8, 0, &sc, "score") < 0) goto r3;
-    if (get_array(out_o, 8, 1, &out, "order") < 0) goto r4;
-    Py_ssize_t n = count_of(&qv);
-    if (count_of(&st) != n || count_of(&ln) != n || count_of(&sc) != n || count_of(&out) != n
+    Views vs = {.n = 0};
+    PyObject *result = NULL;
+    int64_t *bound = NULL, *tmp = NULL;
+    Py_buffer *data, *st, *ln, *qv, *sc, *out;
+    if (!(data = view(&vs, data_o, 1, 0, "data")) || !(st = view(&vs, st_o, 8, 0, "starts"))
+        || !(ln = view(&vs, ln_o, 4, 0, "lens")) || !(qv = view(&vs, q_o, 8, 0, "query"))
+        || !(sc = view(&vs, sc_o, 8, 0, "score")) || !(out = view(&vs, out_o, 8, 1, "order")))
+        goto done;
+    Py_ssize_t n = count_of(qv);
+    if (count_of(st) != n || count_of(ln) != n || count_of(sc) != n || count_of(out) != n
         || nq < 0) {
         PyErr_SetString(PyExc_ValueError, "rank: arrays of different lengths");
-        goto r5;
+        goto done;
     }
-    const int64_t *q = qv.buf;
+    const int64_t *q = qv->buf;
     for (Py_ssize_t i = 0; i < n; i++)
         if (q[i] < 0 || q[i] >= nq) {
             PyErr_SetString(PyExc_ValueError, "rank: query index out of range");
-            goto r5;
+            goto done;
         }
-    int64_t *order = out.buf;
-    int64_t *bound = calloc((size_t)nq + 1, sizeof *bound);
-    int64_t *tmp = malloc(((size_t)n / 2 + 1) * sizeof *tmp);
-    if (!bound || !tmp) { free(bound); free(tmp); PyErr_NoMemory(); goto r5; }
-    RankKeys keys = {data.buf, st.buf, ln.buf, sc.buf};
+    int64_t *order = out->buf;
+    bound = calloc((size_t)nq + 1, sizeof *bound);
+    tmp = malloc(((size_t)n / 2 + 1) * sizeof *tmp);
+    if (!bound || !tmp) { PyErr_NoMemory(); goto done; }
+    RankKeys keys = {data->buf, st->buf, ln->buf, sc->buf};
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) bound[q[i] + 1]++;
     for (Py_ssize_t j = 0; j < nq; j++) bound[j + 1] += bound[j];
@@ -333,18 +342,12 @@ static PyObject *rank(PyObject *self, PyObject *args) {
         if (i < m) merge_sort(g, tmp, m, &keys);
     }
     Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
     free(bound);
     free(tmp);
-    PyBuffer_Release(&out); PyBuffer_Release(&sc); PyBuffer_Release(&qv);
-    PyBuffer_Release(&ln); PyBuffer_Release(&st); PyBuffer_Release(&data);
-    Py_RETURN_NONE;
-r5: PyBuffer_Release(&out);
-r4: PyBuffer_Release(&sc);
-r3: PyBuffer_Release(&qv);
-r2: PyBuffer_Release(&ln);
-r1: PyBuffer_Release(&st);
-r0: PyBuffer_Release(&data);
-    return NULL;
+    release(&vs);
+    return result;
 }
 
 /* ---------------------------------------------------------------- dicts for pytrec_eval */
@@ -359,14 +362,15 @@ static PyObject *nested_dicts(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!OO!OO!|p", &PyList_Type, &keys, &bounds_o, &PyList_Type,
                           &names, &index_o, &PyList_Type, &values, &by_row))
         return NULL;
-    Py_buffer bv, iv;
-    if (get_array(bounds_o, 8, 0, &bv, "bounds") < 0) return NULL;
-    if (get_array(index_o, 8, 0, &iv, "index") < 0) { PyBuffer_Release(&bv); return NULL; }
-    const int64_t *bounds = bv.buf, *index = iv.buf;
-    Py_ssize_t nq = PyList_GET_SIZE(keys), nn = PyList_GET_SIZE(names);
-    Py_ssize_t nv = PyList_GET_SIZE(values), ni = count_of(&iv);
+    Views vs = {.n = 0};
     PyObject *out = NULL;
-    if (count_of(&bv) != nq + 1) {
+    Py_buffer *bv, *iv;
+    if (!(bv = view(&vs, bounds_o, 8, 0, "bounds")) || !(iv = view(&vs, index_o, 8, 0, "index")))
+        goto done;
+    const int64_t *bounds = bv->buf, *index = iv->buf;
+    Py_ssize_t nq = PyList_GET_SIZE(keys), nn = PyList_GET_SIZE(names);
+    Py_ssize_t nv = PyList_GET_SIZE(values), ni = count_of(iv);
+    if (count_of(bv) != nq + 1) {
         PyErr_SetString(PyExc_ValueError, "nested_dicts: bounds must have len(keys) + 1 items");
         goto done;
     }
@@ -399,8 +403,7 @@ static PyObject *nested_dicts(PyObject *self, PyObject *args) {
         Py_XDECREF(inner);
     }
 done:
-    PyBuffer_Release(&iv);
-    PyBuffer_Release(&bv);
+    release(&vs);
     return out;
 }
 
@@ -580,48 +583,55 @@ static void StrMap_dealloc(StrMap *m) {
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
-/* Shared argument handling of intern/lookup: (data, starts, lens, keys or None, out). */
-typedef struct { Py_buffer data, st, ln, keys, out; int has_keys; Py_ssize_t n; } Batch;
+/* Shared argument handling of intern/lookup: (data, starts, lens, keys or None, out
+ * [, repeat, batch]); the buffers are held in ``vs`` (released by the caller). */
+typedef struct {
+    Views vs;
+    const unsigned char *p;
+    const int64_t *s, *k;   /* k NULL: every key is 0 */
+    const int32_t *l;
+    int64_t *out;
+    uint8_t *repeat;        /* NULL unless a repeat array was given */
+    int64_t batch;          /* -1 unless a repeat array was given */
+    Py_ssize_t n;
+} Batch;
 
-static void batch_release(Batch *b) {
-    PyBuffer_Release(&b->out);
-    if (b->has_keys) PyBuffer_Release(&b->keys);
-    PyBuffer_Release(&b->ln); PyBuffer_Release(&b->st); PyBuffer_Release(&b->data);
-}
-
-static int batch_get(PyObject *args, Batch *b, PyObject **repeat_o, int64_t *batch) {
-    PyObject *data_o, *st_o, *ln_o, *k_o, *out_o;
-    *repeat_o = Py_None;
-    *batch = -1;
-    if (!PyArg_ParseTuple(args, "OOOOO|OL", &data_o, &st_o, &ln_o, &k_o, &out_o, repeat_o, batch))
-        return -1;
+static int batch_get(PyObject *args, Batch *b) {
+    PyObject *data_o, *st_o, *ln_o, *k_o, *out_o, *repeat_o = Py_None;
     memset(b, 0, sizeof *b);
-    if (get_array(data_o, 1, 0, &b->data, "data") < 0) return -1;
-    if (get_array(st_o, 8, 0, &b->st, "starts") < 0) goto e0;
-    if (get_array(ln_o, 4, 0, &b->ln, "lens") < 0) goto e1;
-    b->has_keys = k_o != Py_None;
-    if (b->has_keys && get_array(k_o, 8, 0, &b->keys, "keys") < 0) goto e2;
-    if (get_array(out_o, 8, 1, &b->out, "out") < 0) goto e3;
-    b->n = count_of(&b->out);
-    if (count_of(&b->st) != b->n || count_of(&b->ln) != b->n
-        || (b->has_keys && count_of(&b->keys) != b->n)) {
+    b->batch = -1;
+    if (!PyArg_ParseTuple(args, "OOOOO|OL", &data_o, &st_o, &ln_o, &k_o, &out_o, &repeat_o,
+                          &b->batch))
+        return -1;
+    Py_buffer *data, *st, *ln, *keys = NULL, *out, *rep = NULL;
+    if (!(data = view(&b->vs, data_o, 1, 0, "data")) || !(st = view(&b->vs, st_o, 8, 0, "starts"))
+        || !(ln = view(&b->vs, ln_o, 4, 0, "lens"))
+        || (k_o != Py_None && !(keys = view(&b->vs, k_o, 8, 0, "keys")))
+        || !(out = view(&b->vs, out_o, 8, 1, "out"))
+        || (repeat_o != Py_None && !(rep = view(&b->vs, repeat_o, 1, 1, "repeat"))))
+        return -1;
+    b->n = count_of(out);
+    if (count_of(st) != b->n || count_of(ln) != b->n || (keys && count_of(keys) != b->n)) {
         PyErr_SetString(PyExc_ValueError, "StrMap: arrays of different lengths");
-        goto e4;
+        return -1;
     }
-    const int64_t *s = b->st.buf;
-    const int32_t *l = b->ln.buf;
+    if (rep && (rep->len != b->n || b->batch < 0 || b->batch > INT32_MAX)) {
+        PyErr_SetString(PyExc_ValueError, "StrMap.intern: repeat needs n bytes and a batch >= 0");
+        return -1;
+    }
+    if (!rep) b->batch = -1;
+    b->p = data->buf;
+    b->s = st->buf;
+    b->l = ln->buf;
+    b->k = keys ? keys->buf : NULL;
+    b->out = out->buf;
+    b->repeat = rep ? rep->buf : NULL;
     for (Py_ssize_t i = 0; i < b->n; i++)
-        if (s[i] < 0 || l[i] < 0 || l[i] >= MAX_LEN || s[i] + l[i] > b->data.len) {
+        if (b->s[i] < 0 || b->l[i] < 0 || b->l[i] >= MAX_LEN || b->s[i] + b->l[i] > data->len) {
             PyErr_SetString(PyExc_ValueError, "StrMap: string outside the data or too long");
-            goto e4;
+            return -1;
         }
     return 0;
-e4: PyBuffer_Release(&b->out);
-e3: if (b->has_keys) PyBuffer_Release(&b->keys);
-e2: PyBuffer_Release(&b->ln);
-e1: PyBuffer_Release(&b->st);
-e0: PyBuffer_Release(&b->data);
-    return -1;
 }
 
 static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
@@ -630,27 +640,15 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
         return NULL;
     }
     Batch b;
-    PyObject *repeat_o;
-    int64_t batch;
-    if (batch_get(args, &b, &repeat_o, &batch) < 0) return NULL;
-    Py_buffer rep;
-    int has_repeat = repeat_o != Py_None;
-    if (has_repeat) {
-        if (get_array(repeat_o, 1, 1, &rep, "repeat") < 0) { batch_release(&b); return NULL; }
-        if (rep.len != b.n || batch < 0 || batch > INT32_MAX) {
-            PyErr_SetString(PyExc_ValueError, "StrMap.intern: repeat needs n bytes and a batch >= 0");
-            PyBuffer_Release(&rep);
-            batch_release(&b);
-            return NULL;
-        }
-    } else {
-        batch = -1;
+    if (batch_get(args, &b) < 0) {
+        release(&b.vs);
+        return NULL;
     }
-    const unsigned char *p = b.data.buf;
-    const int64_t *s = b.st.buf, *k = b.has_keys ? b.keys.buf : NULL;
-    const int32_t *l = b.ln.buf;
-    int64_t *out = b.out.buf;
-    uint8_t scratch, *repeat = has_repeat ? rep.buf : NULL;
+    const unsigned char *p = b.p;
+    const int64_t *s = b.s, *k = b.k;
+    const int32_t *l = b.l;
+    int64_t *out = b.out;
+    uint8_t scratch, *repeat = b.repeat;
     int64_t status = 0;
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&m->lock);
@@ -662,13 +660,12 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
             if (repeat) repeat[i] = 1;
             continue;
         }
-        out[i] = intern_one(m, key, p + s[i], l[i], batch, repeat ? repeat + i : &scratch);
+        out[i] = intern_one(m, key, p + s[i], l[i], b.batch, repeat ? repeat + i : &scratch);
         status = out[i];
     }
     pthread_mutex_unlock(&m->lock);
     Py_END_ALLOW_THREADS
-    if (has_repeat) PyBuffer_Release(&rep);
-    batch_release(&b);
+    release(&b.vs);
     if (status == -2) {
         PyErr_SetString(PyExc_ValueError, "StrMap.intern: key out of range");
         return NULL;
@@ -687,22 +684,20 @@ static PyObject *StrMap_lookup(StrMap *m, PyObject *args) {
         return NULL;
     }
     Batch b;
-    PyObject *unused_repeat;
-    int64_t unused_batch;
-    if (batch_get(args, &b, &unused_repeat, &unused_batch) < 0) return NULL;
-    const unsigned char *p = b.data.buf;
-    const int64_t *s = b.st.buf, *k = b.has_keys ? b.keys.buf : NULL;
-    const int32_t *l = b.ln.buf;
-    int64_t *out = b.out.buf;
+    if (batch_get(args, &b) < 0) {
+        release(&b.vs);
+        return NULL;
+    }
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < b.n; i++) {
-        int64_t key = k ? k[i] : 0, at;
+        int64_t key = b.k ? b.k[i] : 0, at;
+        const unsigned char *str = b.p + b.s[i];
         const Slot *hit = key < 0 || key >= m->n_keys ? NULL
-            : find(&m->tables[key], (uint32_t)hash_of(key, p + s[i], l[i]), p + s[i], l[i], &at);
-        out[i] = hit ? hit->entry : -1;
+            : find(&m->tables[key], (uint32_t)hash_of(key, str, b.l[i]), str, b.l[i], &at);
+        b.out[i] = hit ? hit->entry : -1;
     }
     Py_END_ALLOW_THREADS
-    batch_release(&b);
+    release(&b.vs);
     Py_RETURN_NONE;
 }
 

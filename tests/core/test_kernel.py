@@ -177,3 +177,26 @@ def test_dictionary_refuses_bad_keys():
     d = Dictionary(2)
     with pytest.raises(ValueError):
         d.add(column_of([b"a"]), np.array([2]))
+
+
+def test_bad_arguments_are_python_errors_not_crashes():
+    """Every early exit of the kernel releases what it holds and raises."""
+    i64, i32, f64 = (np.zeros(2, dtype=t) for t in (np.int64, np.int32, np.float64))
+    with pytest.raises(TypeError):
+        _kernel.split(b"a b\n", np.zeros(1, dtype=np.int64), 10, i32, i64, i32)  # fields int64
+    with pytest.raises(ValueError):
+        _kernel.split(b"a b\n", np.zeros(1, dtype=np.int32), 10, i32, i64[:1], i32)  # too small
+    with pytest.raises(ValueError):
+        _kernel.parse_floats(b"1 2", i64, i32, np.zeros(3))
+    with pytest.raises(ValueError):
+        _kernel.rank(b"ab", i64, i32, np.array([0, 5]), f64, 2, np.zeros(2, dtype=np.int64))
+    with pytest.raises(ValueError):
+        _kernel.StrMap(2).intern(b"ab", i64, i32, None, np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError):
+        _kernel.StrMap(2).intern(b"ab", np.array([0, 1]), np.array([1, 5], dtype=np.int32),
+                                 None, np.zeros(2, dtype=np.int64))  # outside the data
+    with pytest.raises(ValueError):
+        _kernel.StrMap(1).intern(b"ab", i64, i32, None, np.zeros(2, dtype=np.int64),
+                                 np.zeros(1, dtype=np.uint8), 0)  # repeat too short
+    with pytest.raises(IndexError):
+        _kernel.nested_dicts(["q"], np.array([0, 1]), ["a"], np.array([3]), [1.0])
