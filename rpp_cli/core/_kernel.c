@@ -596,9 +596,26 @@ typedef struct {
     Py_ssize_t n;
 } Batch;
 
-static int batch_get(PyObject *args, Batch *b) {
-    PyObject *data_o, *st_o, *ln_o, *k_o, *out_o, *repeat_o = Py_None;
+static int batch_fill(PyObject *args, Batch *b);
+
+/* The arguments of intern (``frozen`` 0) or lookup (1), or -1 with an exception and nothing
+ * held, e.g. when the map is not in the state the call needs. */
+static int batch_get(const StrMap *m, int frozen, PyObject *args, Batch *b) {
     memset(b, 0, sizeof *b);
+    if (m->frozen != frozen) {
+        PyErr_SetString(PyExc_RuntimeError, frozen ? "StrMap.lookup: freeze the map first"
+                                                   : "StrMap.intern: the map is frozen");
+        return -1;
+    }
+    if (batch_fill(args, b) < 0) {
+        release(&b->vs);
+        return -1;
+    }
+    return 0;
+}
+
+static int batch_fill(PyObject *args, Batch *b) {
+    PyObject *data_o, *st_o, *ln_o, *k_o, *out_o, *repeat_o = Py_None;
     b->batch = -1;
     if (!PyArg_ParseTuple(args, "OOOOO|OL", &data_o, &st_o, &ln_o, &k_o, &out_o, &repeat_o,
                           &b->batch))
@@ -635,15 +652,8 @@ static int batch_get(PyObject *args, Batch *b) {
 }
 
 static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
-    if (m->frozen) {
-        PyErr_SetString(PyExc_RuntimeError, "StrMap.intern: the map is frozen");
-        return NULL;
-    }
     Batch b;
-    if (batch_get(args, &b) < 0) {
-        release(&b.vs);
-        return NULL;
-    }
+    if (batch_get(m, 0, args, &b) < 0) return NULL;
     const unsigned char *p = b.p;
     const int64_t *s = b.s, *k = b.k;
     const int32_t *l = b.l;
@@ -679,15 +689,8 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
 }
 
 static PyObject *StrMap_lookup(StrMap *m, PyObject *args) {
-    if (!m->frozen) {
-        PyErr_SetString(PyExc_RuntimeError, "StrMap.lookup: freeze the map first");
-        return NULL;
-    }
     Batch b;
-    if (batch_get(args, &b) < 0) {
-        release(&b.vs);
-        return NULL;
-    }
+    if (batch_get(m, 1, args, &b) < 0) return NULL;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < b.n; i++) {
         int64_t key = b.k ? b.k[i] : 0, at;
