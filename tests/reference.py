@@ -17,7 +17,11 @@ PREFERENCES = {"rpp": lambda i: 1.0, "dcgrpp": lambda i: 1 / math.log2(i + 1),
 TREC = {"map": "map", "ndcg": "ndcg", "P_10": "P.10", "recip_rank": "recip_rank",
         "num_ret": "num_ret", "num_rel_ret": "num_rel_ret"}
 SUMMED = {"num_ret", "num_rel_ret"}  # trec_eval sums these in `all`; the rest are means
-MEASURE_ORDER = ["rpp", "dcgrpp", "invrpp", "asl", *TREC]
+# lexicographic preferences (Diaz 2023): f(fa, fb) on the relevant items' positions
+LEXICOGRAPHIC = {"lexiprecision": lambda fa, fb: _first_sign(fa, fb),
+                 "rrlexiprecision": lambda fa, fb: _first_rr(fa, fb),
+                 "lexirecall": lambda fa, fb: _first_sign(fa[::-1], fb[::-1])}
+MEASURE_ORDER = ["rpp", "dcgrpp", "invrpp", *LEXICOGRAPHIC, "asl", *TREC]
 EVAL_ARGS = ["eval", "-q", "--precision", "10",
              *[arg for m in MEASURE_ORDER for arg in ("-m", TREC.get(m, m))]]
 
@@ -74,6 +78,38 @@ def slow_preferences(qrels: dict, runs: list) -> dict[tuple, float]:
     return out
 
 
+def _first_sign(fa: list[int], fb: list[int]) -> int:
+    """+1 when a's position is smaller at the first level where the two differ, 0 if none."""
+    for x, y in zip(fa, fb):
+        if x != y:
+            return _sign(y - x)
+    return 0
+
+
+def _first_rr(fa: list[int], fb: list[int]) -> float:
+    """1/f_i(a) - 1/f_i(b) at the first level i where the two differ, 0 if none."""
+    for x, y in zip(fa, fb):
+        if x != y:
+            return 1 / x - 1 / y
+    return 0.0
+
+
+def slow_lexicographic(qrels: dict, runs: list) -> dict[tuple, float]:
+    """{(measure, qid, a, b): value} of the lexicographic preferences, a != b."""
+    out = {}
+    for q in evaluated(qrels):
+        rel = [d for d, g in qrels[q].items() if g > 0]
+        n = corpus_size(qrels, runs, q)
+        f = [positions({d: i + 1 for i, d in enumerate(ranking(run, q))}, rel, n)
+             for run in runs]
+        for measure, fn in LEXICOGRAPHIC.items():
+            for a in range(len(runs)):
+                for b in range(len(runs)):
+                    if a != b:
+                        out[(measure, q, a, b)] = fn(f[a], f[b])
+    return out
+
+
 def slow_asl(qrels: dict, runs: list) -> dict[tuple, float]:
     """{(qid, r): mean worst-case position of the relevant items} (contract §6)."""
     out = {}
@@ -111,12 +147,12 @@ def expected_output(qrels: dict, runs: list, names: list[str]) -> dict[tuple, fl
     """Every line ``rpp eval -q`` prints with :data:`EVAL_ARGS`: {(measure, qid, run[, other]):
     value}, per-query lines and ``all`` lines."""
     qids = evaluated(qrels)
-    pref = slow_preferences(qrels, runs)
+    pref = slow_preferences(qrels, runs) | slow_lexicographic(qrels, runs)
     asl = slow_asl(qrels, runs)
     trec = trec_reference(qrels, runs)
     R = range(len(runs))
     want: dict[tuple, float] = {}
-    for m in PREFERENCES:
+    for m in [*PREFERENCES, *LEXICOGRAPHIC]:
         for a in R:
             for b in R:
                 if a != b:

@@ -7,7 +7,7 @@ every level is one numpy expression, and the per-query sums are one ``reduceat``
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -55,19 +55,16 @@ def level_weights(pops: Populations, discount: str) -> np.ndarray:
     return p_pop[seg] * g / norm[seg]
 
 
-def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
-             n_queries: int) -> np.ndarray:
-    """RPP of every ordered run pair on every query: (M, Q, R, R) for M weight columns.
-
-    ``positions`` is (R, L) from :func:`worst_case_positions`, ``weights`` (L, M). Only pairs
-    a < b are computed; RPP(b, a) = -RPP(a, b) fills the rest exactly.
-    """
-    n_runs, n_levels = positions.shape
-    n_measures = weights.shape[1]
-    out = np.zeros((n_measures, n_queries, n_runs, n_runs))
-    if n_runs < 2 or n_levels == 0:
-        return out
+def pair_blocks(positions: np.ndarray, pops: Populations, n_queries: int
+                ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """The position differences f^b - f^a of every run pair a < b, a block of queries at a
+    time (bounded memory at any scale): yields (q0, q1, ia, ib, diff, bounds), where ``diff`` is
+    (pairs, levels of queries q0..q1-1) and ``bounds`` the first level of each of those queries
+    within the block. diff > 0: run a places that member higher."""
+    n_runs = positions.shape[0]
     ia, ib = np.triu_indices(n_runs, 1)
+    if len(ia) == 0:
+        return
     level_query = pops.seg_query[pops.member_seg]
     q_start = np.searchsorted(level_query, np.arange(n_queries + 1))
     step = max(1, _CHUNK_BYTES // (8 * len(ia)))
@@ -77,13 +74,30 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
         q1 = min(q1, n_queries)
         lo, hi = q_start[q0], q_start[q1]
         block = positions[:, lo:hi]
-        sign = np.sign(block[ib] - block[ia]).astype(np.int8)  # > 0: a ranks it higher
-        bounds = q_start[q0:q1] - lo
-        for m in range(n_measures):
-            vals = np.add.reduceat(sign * weights[lo:hi, m], bounds, axis=1)  # (pairs, Qc)
+        yield q0, q1, ia, ib, block[ib] - block[ia], q_start[q0:q1] - lo
+        q0 = q1
+
+
+def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
+             n_queries: int) -> np.ndarray:
+    """RPP of every ordered run pair on every query: (M, Q, R, R) for M weight columns.
+
+    ``positions`` is (R, L) from :func:`worst_case_positions`, ``weights`` (L, M). Only pairs
+    a < b are computed; RPP(b, a) = -RPP(a, b) fills the rest exactly.
+    """
+    n_runs = positions.shape[0]
+    out = np.zeros((weights.shape[1], n_queries, n_runs, n_runs))
+    level_query = pops.seg_query[pops.member_seg]
+    for q0, q1, ia, ib, diff, bounds in pair_blocks(positions, pops, n_queries):
+        if diff.shape[1] == 0:
+            continue
+        sign = np.sign(diff).astype(np.int8)
+        lo = np.searchsorted(level_query, q0)
+        for m in range(weights.shape[1]):
+            w = weights[lo:lo + diff.shape[1], m]
+            vals = np.add.reduceat(sign * w, bounds, axis=1)  # (pairs, Qc)
             out[m, q0:q1, ia, ib] = vals  # advanced indices first: (pairs, Qc)
             out[m, q0:q1, ib, ia] = -vals
-        q0 = q1
     return out
 
 
