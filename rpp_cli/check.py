@@ -82,7 +82,7 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
                          "per-query values: a gate on it could not fail")
     drop_measures = [resolve([name]) for name, _ in max_drops]
     for (name, _), found in zip(max_drops, drop_measures):
-        if len(found) != 1 or found[0].kind != "metric" or len(found[0].outputs) != 1 \
+        if len(found) != 1 or found[0].kind != "metric" or len(found[0].studied) != 1 \
                 or found[0].outputs[0] in NO_PER_QUERY_VALUES:
             raise InputError(f"--max-drop '{name}': needs one per-run metric with per-query "
                              "values (e.g. map, P.10)")
@@ -115,7 +115,7 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
                                     f"effect {effect:+.4f}, p {p:.4f} ({test}, alpha {alpha:g})"
                                     + (": significantly worse" if worse else "")))
         for (name, delta), (m,) in zip(max_drops, drop_measures):
-            out = m.outputs[0]
+            out = m.studied[0]
             mean = ctx.metrics[out].mean(axis=0)
             drop = float(mean[0] - mean[c]) if m.higher_is_better else float(mean[c] - mean[0])
             results.add(f"{out}_drop", -1, [c], [drop], [0])

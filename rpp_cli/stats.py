@@ -246,7 +246,7 @@ def testable(ctx, measures, notes: list[str]) -> list[tuple[str, bool]]:
     a note for each one without (e.g. gm_map)."""
     names = []
     for m in measures:
-        for out in [m.name] if m.kind == PREFERENCE else m.outputs:
+        for out in [m.name] if m.kind == PREFERENCE else m.studied:
             if out in ctx.tensors or out in ctx.metrics:
                 names.append((out, out in ctx.tensors))
             else:

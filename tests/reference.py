@@ -21,7 +21,8 @@ SUMMED = {"num_ret", "num_rel_ret"}  # trec_eval sums these in `all`; the rest a
 LEXICOGRAPHIC = {"lexiprecision": lambda fa, fb: _first_sign(fa, fb),
                  "rrlexiprecision": lambda fa, fb: _first_rr(fa, fb),
                  "lexirecall": lambda fa, fb: _first_sign(fa[::-1], fb[::-1])}
-MEASURE_ORDER = ["rpp", "dcgrpp", "invrpp", *LEXICOGRAPHIC, "asl", *TREC]
+RBP_P = 0.7  # rbp.0.7 and its residual (Moffat & Zobel 2008), computed by rpp
+MEASURE_ORDER = ["rpp", "dcgrpp", "invrpp", *LEXICOGRAPHIC, "asl", "rbp.0.7", *TREC]
 EVAL_ARGS = ["eval", "-q", "--precision", "10",
              *[arg for m in MEASURE_ORDER for arg in ("-m", TREC.get(m, m))]]
 
@@ -123,6 +124,22 @@ def slow_asl(qrels: dict, runs: list) -> dict[tuple, float]:
     return out
 
 
+def slow_rbp(qrels: dict, runs: list) -> dict[tuple, tuple[float, float]]:
+    """{(qid, r): (rbp, residual)} with persistence RBP_P, literally: rank by rank."""
+    out = {}
+    for q in evaluated(qrels):
+        for r, run in enumerate(runs):
+            value, residual, weight = 0.0, 0.0, 1 - RBP_P
+            for d in ranking(run, q):
+                if d not in qrels[q]:
+                    residual += weight
+                elif qrels[q][d] > 0:
+                    value += weight
+                weight *= RBP_P
+            out[(q, r)] = (value, residual + weight / (1 - RBP_P))
+    return out
+
+
 def trec_reference(qrels: dict, runs: list) -> dict[tuple, float]:
     """{(printed measure, qid, r): value} straight from pytrec_eval, for evaluated queries;
     a judged query missing from a run scores 0, as trec_eval -c counts it; grades as int.
@@ -149,6 +166,7 @@ def expected_output(qrels: dict, runs: list, names: list[str]) -> dict[tuple, fl
     qids = evaluated(qrels)
     pref = slow_preferences(qrels, runs) | slow_lexicographic(qrels, runs)
     asl = slow_asl(qrels, runs)
+    rbp = slow_rbp(qrels, runs)
     trec = trec_reference(qrels, runs)
     R = range(len(runs))
     want: dict[tuple, float] = {}
@@ -165,10 +183,13 @@ def expected_output(qrels: dict, runs: list, names: list[str]) -> dict[tuple, fl
                 want[(f"{m}_win", q, names[a])] = v
             want[(f"{m}_win", "all", names[a])] = sum(wins) / len(wins)
     for a in R:
-        vals = [asl[(q, a)] for q in qids]
-        for q, v in zip(qids, vals):
-            want[("asl", q, names[a])] = v
-        want[("asl", "all", names[a])] = sum(vals) / len(vals)
+        per_run = {"asl": [asl[(q, a)] for q in qids],
+                   "rbp.0.7": [rbp[(q, a)][0] for q in qids],
+                   "rbp_res.0.7": [rbp[(q, a)][1] for q in qids]}
+        for m, vals in per_run.items():
+            for q, v in zip(qids, vals):
+                want[(m, q, names[a])] = v
+            want[(m, "all", names[a])] = sum(vals) / len(vals)
         for m in TREC:
             vals = [trec[(m, q, a)] for q in qids]
             for q, v in zip(qids, vals):

@@ -35,15 +35,25 @@ class Measure:
         """The measure names this measure prints, in order."""
         if "shown_as" in self.options:
             return [self.options["shown_as"]]
+        if "outputs" in self.options:
+            return list(self.options["outputs"])
         if self.trec is not None:
             return self.trec.output_names()
         if self.kind == PREFERENCE:
             return [self.name, f"{self.name}_win"]
         return [self.name]
 
+    @property
+    def studied(self) -> list[str]:
+        """The outputs that score runs (tests, orderings, gates): all but informative ones,
+        such as RBP's residual."""
+        return [o for o in self.outputs if o not in self.options.get("informative", ())]
+
 
 REGISTRY: dict[str, Measure] = {}
 FAMILIES: dict[str, Callable] = {}
+# Measures that take a parameter after a dot (rbp.0.8): base name -> the measure for a text.
+PARAMETRIC: dict[str, Callable[[str, str], Measure]] = {}
 DEFAULTS = ["rpp", "dcgrpp", "invrpp", "map", "ndcg", "recip_rank", "P.10", "asl"]
 # Added to the defaults when subtopic qrels are given (ndeval's usual four, and ST-RPP).
 SUBTOPIC_DEFAULTS = ["st-rpp", "st-dcgrpp", "st-invrpp", "ERR-IA@20", "alpha-nDCG@20", "MAP-IA",
@@ -78,6 +88,9 @@ def resolve(names: list[str] | None) -> list[Measure]:
     for pos, name in enumerate(wanted):
         if name in REGISTRY and REGISTRY[name].trec is None:
             slots.append((pos, REGISTRY[name]))
+        elif name.partition(".")[0] in PARAMETRIC:
+            base, _, param = name.partition(".")
+            slots.append((pos, PARAMETRIC[base](name, param)))
         elif ir_measures.is_alias(name):
             spec, rel = ir_measures.translate(name)
             for req in trec.parse([spec]):
@@ -119,4 +132,5 @@ def _did_you_mean(name: str) -> str:
 
 # The families register their measures on import (after the names above exist).
 # Import order is listing order (rpp measures).
-from . import preference, lexicographic, search_length, diversity, trec, ir_measures  # noqa: E402,F401,I001
+from . import (preference, lexicographic, search_length, rank_biased, diversity,  # noqa: E402,F401,I001
+               trec, ir_measures)
