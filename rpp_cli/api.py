@@ -68,24 +68,28 @@ def _put(what: str, text: str) -> str:
     return name
 
 
-def _options(level, corpus_size, dedup, jobs, names, subtopics) -> Options:
+def _options(level, corpus_size, dedup, jobs, names, subtopics, max_docs) -> Options:
     if subtopics is not None and not isinstance(subtopics, (str, os.PathLike)):
         raise InputError("subtopics: expected the path of subtopic qrels")
+    if max_docs is not None and (not isinstance(max_docs, int) or max_docs < 1):
+        raise InputError(f"max_docs: expected a positive integer (got {max_docs!r})")
     return Options(level, corpus_size, dedup, jobs or default_jobs(),
-                   None if subtopics is None else str(subtopics), tuple(names or ()))
+                   None if subtopics is None else str(subtopics), tuple(names or ()), max_docs)
 
 
 def evaluate(qrels, runs, measures: Sequence[str] | None = None, per_query: bool = False, *,
              level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
              jobs: int | None = None, names: Sequence[str] | None = None,
-             subtopics=None, notes: list[str] | None = None) -> Results:
+             subtopics=None, max_docs: int | None = None,
+             notes: list[str] | None = None) -> Results:
     """``rpp eval``: every measure (default: rpp's defaults) for every run and pair of runs.
     ``qrels``: a path or a dict; ``runs``: paths, a run dict or ``{name: run}``; ``subtopics``:
-    the path of subtopic qrels.
+    the path of subtopic qrels; ``max_docs``: each run's top K per query (``-M K``).
     Notes the command line prints on stderr are appended to ``notes``."""
     paths, given = _run_sources(runs)
     ctx = run_eval(_qrels_source(qrels), paths, list(measures) if measures else None,
-                   _options(level, corpus_size, dedup, jobs, names or given, subtopics),
+                   _options(level, corpus_size, dedup, jobs, names or given, subtopics,
+                            max_docs),
                    per_query, notes if notes is not None else [])
     return ctx.results
 
@@ -93,25 +97,28 @@ def evaluate(qrels, runs, measures: Sequence[str] | None = None, per_query: bool
 def compare(qrels, runs, measures: Sequence[str] | None = None, *, test: str = "randomization",
             correction: str = "none", permutations: int = 10000, seed: int = DEFAULT_SEED,
             level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
-            jobs: int | None = None, names: Sequence[str] | None = None,
-            notes: list[str] | None = None) -> Results:
-    """``rpp compare``: the mean effect and p-value of every pair of runs on every measure."""
+            jobs: int | None = None, names: Sequence[str] | None = None, subtopics=None,
+            max_docs: int | None = None, notes: list[str] | None = None) -> Results:
+    """``rpp compare``: the mean effect and p-value of every pair of runs on every measure
+    (the input arguments are :func:`evaluate`'s)."""
     paths, given = _run_sources(runs)
     return run_compare(_qrels_source(qrels), paths, list(measures) if measures else None,
-                       _options(level, corpus_size, dedup, jobs, names or given, None), test,
+                       _options(level, corpus_size, dedup, jobs, names or given, subtopics,
+                                max_docs), test,
                        correction, permutations, seed, notes if notes is not None else [])
 
 
 def meta(qrels, runs, measures: Sequence[str] | None = None, *, options: MetaOptions | None = None,
          level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
-         jobs: int | None = None, names: Sequence[str] | None = None,
-         notes: list[str] | None = None) -> Results:
+         jobs: int | None = None, names: Sequence[str] | None = None, subtopics=None,
+         max_docs: int | None = None, notes: list[str] | None = None) -> Results:
     """``rpp meta``: discriminative power, agreement, robustness and predictive power of the
     measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
     paths, given = _run_sources(runs)
     notes = notes if notes is not None else []
     plan = plan_meta(_qrels_source(qrels), paths, list(measures) if measures else None,
-                     _options(level, corpus_size, dedup, jobs, names or given, None),
+                     _options(level, corpus_size, dedup, jobs, names or given, subtopics,
+                              max_docs),
                      options or MetaOptions(), notes)
     for job in plan.jobs():
         job()

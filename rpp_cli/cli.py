@@ -17,7 +17,7 @@ import click
 from . import __version__
 from .errors import InputError
 from .aggregate import ORDERINGS, add_orderings
-from .evaluate import Options, lower_is_better, run_eval, split_paths
+from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
 from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
 from .meta import ANALYSES, MetaOptions, plan_meta
 from .progress import progress
@@ -48,9 +48,14 @@ def input_options(fn):
     """Options every evaluating command shares (relevance level, corpus size, duplicates,
     threads, run names); the command receives them as one ``options: Options``."""
     @functools.wraps(fn)
-    def command(*args, level, corpus_size, dedup, jobs, names, **kwargs):
-        return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names), **kwargs)
+    def command(*args, level, corpus_size, dedup, jobs, names, max_docs, **kwargs):
+        return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names,
+                                          max_docs=max_docs), **kwargs)
 
+    command = click.option("-M", "--max-docs", "max_docs", type=click.IntRange(1, 1 << 40),
+                           metavar="K",
+                           help="Keep each run's top K documents per query, as trec_eval -M "
+                                "and pref_eval --topk (default: all).")(command)
     command = click.option("--name", "names", multiple=True, metavar="NAME",
                            help="Name of a run, once per RUN in the same order (default: the "
                                 "runs' tags if all are unique, else their file names, else "
@@ -69,6 +74,15 @@ def input_options(fn):
                            help="Relevance level: grade >= L is relevant (default: grade > "
                                 "0).")(command)
     return command
+
+
+def subtopics_option(fn):
+    """``--subtopics FILE`` for the commands that evaluate runs (eval, compare, meta)."""
+    return click.option("--subtopics", metavar="FILE",
+                        help="Subtopic qrels (qid subtopic docno grade): adds st-rpp, st-dcgrpp, "
+                             "st-invrpp and ndeval's ERR-IA@20 alpha-nDCG@20 MAP-IA strec@20 "
+                             "to the defaults. QRELS may then be '-' or omitted (grade = "
+                             "largest over subtopics). Default: none.")(fn)
 
 
 MAX_CORPUS_SIZE = 1 << 40  # positions are int64 sums of at most 2^40 per item: no overflow
@@ -158,11 +172,7 @@ def cli() -> None:
 @click.option("--orderings", is_flag=True,
               help="Also print system orderings: M_win_rank, M_borda(_rank), M_mc4(_rank) "
                    "per preference measure, M_rank per metric (1 = best, ties by run name).")
-@click.option("--subtopics", metavar="FILE",
-              help="Subtopic qrels (qid subtopic docno grade): adds st-rpp, st-dcgrpp, "
-                   "st-invrpp and ndeval's ERR-IA@20 alpha-nDCG@20 MAP-IA strec@20 to the "
-                   "defaults. QRELS may then be '-' or omitted (grade = largest over "
-                   "subtopics). Default: none.")
+@subtopics_option
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
               help="Also draw the aggregate preference matrix as a heatmap, runs ordered "
                    "by win rate (needs matplotlib: pip install 'rpp-cli[plot]'). "
@@ -185,7 +195,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
     if plot_measure and not plot_path:
         raise InputError("--plot-measure needs --plot FILE.png")
     if plot_measure:  # checked before any file is read
-        asked = measures or DEFAULTS + (SUBTOPIC_DEFAULTS if subtopics else [])
+        asked = default_measures(list(measures), subtopics)
         choices = [n for n in asked if n in REGISTRY and REGISTRY[n].kind == PREFERENCE]
         if plot_measure not in choices:
             raise InputError(f"--plot-measure {plot_measure}: not a preference measure of this "
@@ -260,8 +270,8 @@ VIEWS = ("trec", "human", "paper")
 
 
 @cli.command("compare")
-@click.argument("qrels", metavar="QRELS")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.argument("qrels", metavar="[QRELS]")
+@click.argument("runs", nargs=-1, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to test; repeatable (default: as rpp eval).")
 @click.option("--test", type=click.Choice(TESTS), default="randomization", show_default=True,
@@ -274,10 +284,12 @@ VIEWS = ("trec", "human", "paper")
 @permutation_options("Random sign flips / label permutations.")
 @output_options
 @view_option
+@subtopics_option
 @input_options
 def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], test: str,
                     alpha: float, correction: str, permutations: int, seed: int,
-                    fmt: str, precision: int, view: str, options: Options) -> None:
+                    fmt: str, precision: int, view: str, subtopics: str | None,
+                    options: Options) -> None:
     """Test every pair of RUN files for a significant difference on every measure.
 
     \b
@@ -291,8 +303,10 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
     if view == "paper" and fmt not in ("latex", "markdown"):
         raise InputError("--view paper needs --format latex or markdown")
     notes: list[str] = []
-    results, ctx, tested = compare_runs(qrels, list(runs), list(measures) or None, options,
-                                        test, correction, permutations, seed, notes)
+    qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
+    results, ctx, tested = compare_runs(qrels_path, run_paths, list(measures) or None,
+                                        replace(options, subtopics=subtopics), test, correction,
+                                        permutations, seed, notes)
     _notes(notes)
     if view == "paper":
         lower = lower_is_better(measures)
@@ -369,8 +383,8 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
 
 
 @cli.command("meta")
-@click.argument("qrels", metavar="QRELS")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.argument("qrels", metavar="[QRELS]")
+@click.argument("runs", nargs=-1, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to study; repeatable (default: as rpp eval).")
 @click.option("--analysis", "analyses", default=",".join(ANALYSES), show_default=True,
@@ -402,13 +416,14 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
               help="Also draw the robustness curves (needs matplotlib). Default: no plot.")
 @output_options
 @view_option
+@subtopics_option
 @input_options
 def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], analyses: str,
                  alpha: float, permutations: int, samples: int,
                  query_counts: tuple[int, ...] | None, judged_fractions: tuple[float, ...] | None,
                  judged_samples: int, top_fraction: float, ordering: str, seed: int,
                  plot_path: str | None, fmt: str, precision: int, view: str,
-                 options: Options) -> None:
+                 subtopics: str | None, options: Options) -> None:
     """How well does each measure tell RUN files apart, agree with the others, survive fewer
     queries or judgments and predict itself on unseen queries? (Lines: measure as run.)
 
@@ -425,8 +440,9 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
     opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,
                        permutations, samples, query_counts, judged_fractions or (),
                        judged_samples, top_fraction, ordering, seed)
-    meta = plan_meta(qrels, list(runs), list(measures) or None,
-                     options, opts, notes)
+    qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
+    meta = plan_meta(qrels_path, run_paths, list(measures) or None,
+                     replace(options, subtopics=subtopics), opts, notes)
     _notes(notes)
     notes.clear()
     for job in progress(meta.jobs(), "rpp meta"):

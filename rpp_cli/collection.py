@@ -38,7 +38,8 @@ class RunRows:
 
     qidx: np.ndarray  # int32 query index of each row (non-decreasing)
     doc: np.ndarray  # code of the (query, docno) in the collection's dictionary
-    trec_order: np.ndarray | None  # the rows in trec_eval's order (C-float scores), if different
+    trec_doc: np.ndarray | None  # the codes in trec_eval's order (C-float scores; its top K
+    # with -M K), when that differs from ``doc``; a query has as many rows in both
 
     @property
     def rank(self) -> np.ndarray:
@@ -150,10 +151,11 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
 def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            corpus_size: int | None = None, dedup: bool = False,
            notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
-           jobs: int = 1, names: tuple[str, ...] = ()) -> Collection:
+           jobs: int = 1, names: tuple[str, ...] = (), max_docs: int | None = None
+           ) -> Collection:
     """Read the runs and join them to the qrels: evaluated queries, relevant items, ranks
     (contract §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
-    read and joined by ``jobs`` threads."""
+    read and joined by ``jobs`` threads; ``max_docs`` keeps each query's top K of a run."""
     from .subtopics import encode_subtopics
 
     notes = notes if notes is not None else []
@@ -189,7 +191,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     judged_qids = set(qrels.qids)
     judged = Judged(qids, judged_query, judged_grade)
     loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, judged_qids, docs, dedup,
-                                          qrels.path),
+                                          qrels.path, max_docs),
                       len(run_paths), threads_for(run_paths, jobs), label="reading runs")
     run_names, name_notes = name_runs(loaded, names)
     notes.extend(name_notes)
@@ -270,9 +272,10 @@ class LoadedRun:
 
 
 def _load_run(r: int, path: str, qpos: dict[str, int], judged: set[str], docs: Dictionary,
-              dedup: bool, qrels_path: str) -> LoadedRun:
-    """Read one run and join it: rows of evaluated queries, duplicates resolved, ranked, each
-    (query, docno) coded in ``docs`` (shared by all runs; safe from several threads)."""
+              dedup: bool, qrels_path: str, max_docs: int | None) -> LoadedRun:
+    """Read one run and join it: rows of evaluated queries, duplicates resolved, ranked, cut
+    to ``max_docs`` per query, each (query, docno) coded in ``docs`` (shared by all runs; safe
+    from several threads)."""
     run = read_run(path)
     texts = [to_text(q) for q in run.qid_values]
     unjudged = sum(q not in judged for q in texts)
@@ -294,7 +297,15 @@ def _load_run(r: int, path: str, qpos: dict[str, int], judged: set[str], docs: D
         _resolve_duplicates(path, docno, list(qpos), query, code, repeat, dedup, notes)
         docno, query, score, code = docno.take(~repeat), query[~repeat], score[~repeat], \
             code[~repeat]
-    rows_out = RunRows(query, code, _trec_order(docno, query, score, len(qpos)))
+    trec = _trec_order(docno, query, score, len(qpos))
+    trec_doc = None if trec is None else code[trec]
+    if max_docs is not None:  # -M K: each query's top K in either order, as trec_eval's -M
+        keep = group_positions(query) < max_docs  # the same rows of a query in both orders
+        query, code = query[keep], code[keep]
+        if trec_doc is not None:
+            trec_doc = trec_doc[keep]
+            trec_doc = None if (trec_doc == code).all() else trec_doc
+    rows_out = RunRows(query, code, trec_doc)
     present = np.zeros(len(qpos), dtype=bool)
     present[query] = True
     return LoadedRun(path, tag, rows_out, notes, unjudged, np.flatnonzero(~present).tolist())

@@ -36,6 +36,7 @@ class Options:
     jobs: int = 1
     subtopics: str | None = None  # subtopic qrels file
     names: tuple[str, ...] = ()  # --name: the runs' names, in order
+    max_docs: int | None = None  # -M K: each run keeps its top K per query
 
 
 def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, list[str]]:
@@ -68,7 +69,7 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
     qrels = read_qrels(qrels_path) if qrels_path is not None else subtopics.overall
     return encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
                   dedup=options.dedup, notes=notes, subtopics=subtopics, jobs=options.jobs,
-                  names=options.names)
+                  names=options.names, max_docs=options.max_docs)
 
 
 def measure(coll: Collection, measures: list[Measure], per_query: bool,
@@ -91,9 +92,16 @@ def measure(coll: Collection, measures: list[Measure], per_query: bool,
 def run_eval(qrels_path: str | None, run_paths: list[str], measure_names: list[str] | None,
              options: Options, per_query: bool, notes: list[str]) -> Context:
     """``rpp eval``: every selected measure for every run (and pair of runs)."""
-    if not measure_names and options.subtopics:
-        measure_names = DEFAULTS + SUBTOPIC_DEFAULTS
-    return evaluate_runs(qrels_path, run_paths, resolve(measure_names), options, per_query, notes)
+    return evaluate_runs(qrels_path, run_paths,
+                         resolve(default_measures(measure_names, options.subtopics)), options,
+                         per_query, notes)
+
+
+def default_measures(measure_names: list[str] | None, subtopics: str | None) -> list[str]:
+    """The ``-m`` values, or the defaults: rpp eval's, plus ST-RPP and ndeval's measures
+    when subtopic qrels are given."""
+    return list(measure_names) if measure_names else DEFAULTS + (SUBTOPIC_DEFAULTS if subtopics
+                                                                 else [])
 
 
 def evaluate_runs(qrels_path: str | None, run_paths: list[str], measures: list[Measure],

@@ -26,7 +26,7 @@ import numpy as np
 from .aggregate import query_table, rank_positions, subset_scores
 from .collection import Collection
 from .errors import InputError
-from .evaluate import Context, Options, evaluate_runs, measure
+from .evaluate import Context, Options, default_measures, evaluate_runs, measure
 from .measures import Measure, resolve
 from .results import Results
 from .stats import (DEFAULT_SEED, adjust, kendall_tau_b, pair_values, significance, testable,
@@ -266,7 +266,7 @@ def plan_meta(qrels_path: str, run_paths: list[str], measure_names: list[str] | 
               options: Options, opts: MetaOptions, notes: list[str]) -> Meta:
     """Evaluate the runs once and lay out the jobs of ``rpp meta``."""
     check(opts, len(run_paths))
-    measures = resolve(measure_names)
+    measures = resolve(default_measures(measure_names, options.subtopics))
     ctx = evaluate_runs(qrels_path, run_paths, measures, options, False, notes)
     if len(ctx.collection.qids) < 2 and {"power", "predictive"} & set(opts.analyses):
         raise InputError("discriminative and predictive power need at least 2 queries")

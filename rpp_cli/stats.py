@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
-from .evaluate import Options, evaluate_runs
+from .evaluate import Options, default_measures, evaluate_runs
 from .measures import PREFERENCE, resolve
 from .results import Results
 
@@ -235,7 +235,7 @@ def compare_runs(qrels_path: str, run_paths: list[str], measure_names: list[str]
                          "use --correction none")
     if len(run_paths) < 2:
         raise InputError("compare needs at least two runs")
-    measures = resolve(measure_names)
+    measures = resolve(default_measures(measure_names, options.subtopics))
     ctx = evaluate_runs(qrels_path, run_paths, measures, options, False, notes)
     names = testable(ctx, measures, notes)
     return compare(ctx, names, test, correction, permutations, seed), ctx, names

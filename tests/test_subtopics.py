@@ -220,3 +220,25 @@ def test_st_rpp_matches_literal_spec(tmp_path, coll):
         qi = ctx.collection.qids.index(qid)
         assert ctx.tensors[name][qi, a, b] == pytest.approx(value, abs=1e-9)
     assert len(expected) == 3 * len(ctx.collection.qids) * len(runs) ** 2
+
+
+def test_compare_and_meta_take_subtopics():
+    """compare and meta accept --subtopics (Tables 2b-4b of the paper): ST-RPP and ndeval's
+    measures join the defaults, QRELS may be omitted, and compare's effect is eval's mean."""
+    from .conftest import DEMO, parse_lines, rpp
+
+    runs = [DEMO / "runs" / "monot5", DEMO / "runs" / "bm25"]
+    sub = DEMO / "qrels.subtopics"
+    ev = parse_lines(rpp("eval", "--subtopics", sub, DEMO / "qrels", *runs).out)
+    cmp = rpp("compare", "--test", "ttest", "--subtopics", sub, DEMO / "qrels", *runs)
+    assert cmp.code == 0, cmp.err
+    got = parse_lines(cmp.out)
+    assert got[("st-rpp", "all", "monot5", "bm25")] == ev[("st-rpp", "all", "monot5", "bm25")]
+    assert ("alpha-nDCG@20_diff", "all", "monot5", "bm25") in got
+    no_qrels = rpp("compare", "--test", "ttest", "-m", "st-rpp", "--subtopics", sub, *runs)
+    assert no_qrels.code == 0, no_qrels.err
+    meta = rpp("meta", "--analysis", "power", "--permutations", "100", "-m", "st-rpp",
+               "-m", "alpha-nDCG@20", "--subtopics", sub, DEMO / "qrels", *runs)
+    assert meta.code == 0, meta.err
+    assert {k[:3] for k in parse_lines(meta.out)} >= {("power_ttest", "all", "st-rpp"),
+                                                       ("power_ttest", "all", "alpha-nDCG@20")}

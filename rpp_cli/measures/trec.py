@@ -327,13 +327,13 @@ class Bridge:
 
     def run(self, rows) -> dict[str, dict[str, float]]:
         """A run's rows as pytrec_eval wants them; every evaluated query present ({} = empty)."""
-        doc = rows.doc if rows.trec_order is None else rows.doc[rows.trec_order]
+        doc = rows.doc if rows.trec_doc is None else rows.trec_doc
         bounds = np.searchsorted(rows.qidx, np.arange(len(self.qids) + 1))
         depth = checked_depth(bounds)
         if depth > len(self.scores):  # names of unjudged documents by position, as needed
             self.names += [f"u{k}" for k in range(len(self.scores), depth)]
             self.scores = position_scores(depth)
-        position = rows.rank - 1  # trec_order only reorders rows within their query
+        position = rows.rank - 1  # trec_doc has as many rows per query as doc
         name = np.where(doc < self.n_judged, doc, self.n_judged + position)
         return nested_dicts(self.qids, bounds, self.names, name, self.scores)
 
