@@ -64,20 +64,20 @@ def tie_key(scores: np.ndarray) -> np.ndarray:
     return out
 
 
-def name_order(names: list[str]) -> np.ndarray:
-    """(R,) position of each run name in byte order: the tie-breaker of every ordering."""
-    keys = [n.encode("utf-8", "surrogateescape") for n in names]
-    pos = np.empty(len(names), dtype=np.int64)
-    pos[sorted(range(len(names)), key=keys.__getitem__)] = np.arange(len(names))
-    return pos
+def rank_positions(scores: np.ndarray) -> np.ndarray:
+    """(R,) 1-based rank of each run, higher score first; tied runs (see :func:`tie_key`) share
+    the mean of the positions they span (1.5 for two runs tied at the top), so no name or
+    argument order decides between them."""
+    key = tie_key(scores)
+    higher = (key[None, :] > key[:, None]).sum(axis=1)
+    tied = (key[None, :] == key[:, None]).sum(axis=1)
+    return higher + (tied + 1) / 2
 
 
-def rank_positions(scores: np.ndarray, names: list[str]) -> np.ndarray:
-    """(R,) 1-based position of each run: higher score first, ties by run name."""
-    order = np.lexsort((name_order(names), -tie_key(scores)))
-    pos = np.empty(len(names), dtype=np.int64)
-    pos[order] = np.arange(1, len(names) + 1)
-    return pos
+def top_runs(scores: np.ndarray, n_top: int) -> np.ndarray:
+    """Indices of the ``n_top`` best runs by ``scores``, plus every run tied with the last."""
+    key = tie_key(scores)
+    return np.flatnonzero(key >= np.sort(key)[::-1][min(n_top, len(key)) - 1])
 
 
 def above(per_query_scores: np.ndarray) -> np.ndarray:
@@ -157,7 +157,7 @@ def add_orderings(results: Results, tensors: dict[str, np.ndarray],
 
     Preference measure M: ``M_win_rank`` (M_win is already there), ``M_borda`` (Borda count)
     and ``M_borda_rank``, ``M_mc4`` (stationary probability) and ``M_mc4_rank``; metric M:
-    ``M_rank``. A rank is the 1-based position, ties broken by run name.
+    ``M_rank``. A rank is the 1-based position; tied runs share their mean position.
     """
     runs = np.arange(len(results.runs))
     for name, tensor in tensors.items():
@@ -165,8 +165,8 @@ def add_orderings(results: Results, tensors: dict[str, np.ndarray],
             scores = ordering_scores(tensor, method)
             if method != "win":
                 results.add(f"{name}_{method}", -1, runs, scores)
-            results.add(f"{name}_{method}_rank", -1, runs, rank_positions(scores, results.runs))
+            results.add(f"{name}_{method}_rank", -1, runs, rank_positions(scores))
     for name, values in metrics.items():
         oriented = -values if name in lower_is_better else values
         results.add(f"{name}_rank", -1, runs,
-                    rank_positions(ordering_scores(oriented, "mean"), results.runs))
+                    rank_positions(ordering_scores(oriented, "mean")))

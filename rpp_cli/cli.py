@@ -19,7 +19,7 @@ from .errors import InputError
 from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
 from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
-from .meta import ANALYSES, MetaOptions, plan_meta
+from .meta import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
 from .progress import progress
 from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
@@ -391,7 +391,7 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
               help="Comma-separated analyses to run.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="Significance level of discriminative power.")
-@click.option("--permutations", type=click.IntRange(1, 10_000_000), default=1000,
+@click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10_000,
               show_default=True,
               help="Label permutations of the randomized Tukey HSD.")
 @click.option("--samples", type=click.IntRange(1, 10_000_000), default=1000, show_default=True,
@@ -406,10 +406,16 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
 @click.option("--judged-samples", type=click.IntRange(1, 1_000_000), default=10,
               show_default=True,
               help="Draws per judged fraction.")
-@click.option("--top-fraction", type=float, default=1.0, show_default=True,
-              help="Predictive power among the top fraction of runs by map only.")
-@click.option("--ordering", type=click.Choice(ORDERINGS), default="mc4", show_default=True,
-              help="System ordering of preference measures (metrics: by mean).")
+@click.option("--judged-policy", type=click.Choice(JUDGED_POLICIES), default="random",
+              show_default=True,
+              help="Which relevant judgments a fraction keeps: a random sample, or those a "
+                   "shallow pool of the runs reaches first (best rank over the runs).")
+@click.option("--top-fraction", type=float, default=0.75, show_default=True,
+              help="Predictive power among the top fraction of runs by map (Webber et al.).")
+@click.option("--ordering", type=click.Choice([*ORDERINGS, "all"]), default="mc4",
+              show_default=True,
+              help="System ordering of preference measures (metrics: by mean); all: study "
+                   "each ordering of M as M:win, M:borda, M:mc4.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
               help="Seed of every random draw.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
@@ -421,7 +427,8 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
 def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], analyses: str,
                  alpha: float, permutations: int, samples: int,
                  query_counts: tuple[int, ...] | None, judged_fractions: tuple[float, ...] | None,
-                 judged_samples: int, top_fraction: float, ordering: str, seed: int,
+                 judged_samples: int, judged_policy: str, top_fraction: float, ordering: str,
+                 seed: int,
                  plot_path: str | None, fmt: str, precision: int, view: str,
                  subtopics: str | None, options: Options) -> None:
     """How well does each measure tell RUN files apart, agree with the others, survive fewer
@@ -439,7 +446,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
     notes: list[str] = []
     opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,
                        permutations, samples, query_counts, judged_fractions or (),
-                       judged_samples, top_fraction, ordering, seed)
+                       judged_samples, top_fraction, ordering, seed, judged_policy)
     qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
     meta = plan_meta(qrels_path, run_paths, list(measures) or None,
                      replace(options, subtopics=subtopics), opts, notes)
@@ -449,7 +456,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
         job()
     _notes(notes)
     if plot_path:
-        plot.robustness_curves(meta.results, plot_path)
+        plot.robustness_curves(meta.results, plot_path, meta.scatter)
     if view == "human":
         table_report.write(meta.results, sys.stdout, precision)
     else:

@@ -1,16 +1,22 @@
 """Meta-evaluation (``rpp meta``): the paper's experiments on the user's own runs.
 
-Four analyses, each a list of jobs that add rows to one Results table whose "runs" are the
+Five analyses, each a list of jobs that add rows to one Results table whose "runs" are the
 measures studied (so every line keeps the contract §7 layout, value last):
 
 - ``power_ttest`` / ``power_hsd`` (M): share of run pairs significant at alpha under the
   t-test with Bonferroni over all pairs, and under randomized Tukey HSD;
+- ``ties`` (M): share of (query, run pair) on which M cannot tell the two runs apart;
 - ``agreement_tau`` (A, B): Kendall's tau-b between the system orderings of A and B;
+  ``agreement_sign`` / ``agreement_r`` (A, B): how often the per-query differences of A and
+  B have the same sign, and their Pearson r, over every query and pair of runs (paper §6.1);
 - ``robust_queries_K`` / ``robust_judged_F`` (M): mean tau-b between the ordering from K
   random queries (or from a fraction F of each query's relevant judgments) and the ordering
   from everything;
 - ``predictive_tau`` (A, B): mean tau-b between A's ordering on a random half of the queries
-  and B's ordering on the other half (Webber, Moffat and Zobel, SIGIR 2008).
+  and B's ordering on the other half, both ways (Webber, Moffat and Zobel, SIGIR 2008).
+
+Orderings matter to the last three: with ``--ordering all`` a preference measure M is
+studied once per ordering, as ``M:win``, ``M:borda`` and ``M:mc4``.
 
 Every random draw comes from ``numpy.random.default_rng([seed, analysis, ...])``, so an
 analysis gives the same numbers whichever other analyses or measures are asked for.
@@ -23,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from .aggregate import query_table, rank_positions, subset_scores
+from .aggregate import ORDERINGS, query_table, subset_scores, top_runs
 from .collection import Collection
 from .errors import InputError
 from .evaluate import Context, Options, default_measures, evaluate_runs, measure
@@ -32,7 +38,8 @@ from .results import Results
 from .stats import (DEFAULT_SEED, adjust, kendall_tau_b, pair_values, significance, testable,
                     ttest)
 
-ANALYSES = ("power", "agreement", "robustness", "predictive")
+ANALYSES = ("power", "ties", "agreement", "robustness", "predictive")
+JUDGED_POLICIES = ("random", "pool")
 QUERY_FRACTIONS = (0.1, 0.25, 0.5, 0.75)  # default robustness grid, as shares of the queries
 Job = Callable[[], None]
 
@@ -43,40 +50,53 @@ class MetaOptions:
 
     analyses: tuple[str, ...] = ANALYSES
     alpha: float = 0.05
-    permutations: int = 1000
+    permutations: int = 10_000
     samples: int = 1000
     query_counts: tuple[int, ...] | None = None  # None: QUERY_FRACTIONS of the queries
     judged_fractions: tuple[float, ...] = ()
     judged_samples: int = 10
-    top_fraction: float = 1.0
-    ordering: str = "mc4"
+    top_fraction: float = 0.75
+    ordering: str = "mc4"  # or "all": each of ORDERINGS
     seed: int = DEFAULT_SEED
+    judged_policy: str = "random"
 
 
 @dataclass
 class Subject:
-    """One measure under study: its per-query values, oriented so that higher is better."""
+    """One measure under study with one system ordering: its per-query values, oriented so
+    that higher is better. ``measure`` names the measure, ``name`` the line (``M:mc4`` when
+    several orderings of M are studied)."""
 
     name: str
     values: np.ndarray  # metric (Q, R) or preference (Q, R, R)
+    ordering: str = "mean"
+    measure: str = ""
 
-    def scores(self, ordering: str, weights: np.ndarray | None = None,
+    def scores(self, weights: np.ndarray | None = None,
                runs: np.ndarray | None = None) -> np.ndarray:
         """(S, R) ordering scores on query subsets ``weights`` (S, Q), optionally only
         among ``runs``."""
         values = self.values
         if runs is not None:
             values = values[:, runs][:, :, runs] if values.ndim == 3 else values[:, runs]
-        return subset_scores(*query_table(values, ordering), weights)
+        return subset_scores(*query_table(values, self.ordering), weights)
 
 
-def subjects(ctx: Context, measures: list[Measure], notes: list[str]) -> list[Subject]:
-    """The measures with per-query values, metrics negated when lower is better."""
+def subjects(ctx: Context, measures: list[Measure], notes: list[str],
+             ordering: str = "mc4") -> list[Subject]:
+    """The measures with per-query values, metrics negated when lower is better; a preference
+    measure once per ordering with ``ordering`` "all"."""
     lower = {out for m in measures for out in m.outputs if not m.higher_is_better}
     out = []
     for name, is_pref in testable(ctx, measures, notes):
         values = ctx.tensors[name] if is_pref else ctx.metrics[name]
-        out.append(Subject(name, -values if name in lower else values))
+        values = -values if name in lower else values
+        if not is_pref:
+            out.append(Subject(name, values, "mean", name))
+        elif ordering == "all":
+            out += [Subject(f"{name}:{o}", values, o, name) for o in ORDERINGS]
+        else:
+            out.append(Subject(name, values, ordering, name))
     return out
 
 
@@ -93,12 +113,19 @@ def random_subsets(rng: np.random.Generator, samples: int, n_queries: int,
     return out
 
 
-def subsample_judgments(coll: Collection, fraction: float,
-                        rng: np.random.Generator) -> Collection:
-    """``coll`` with each query's relevant judgments cut to max(1, floor(fraction * m_q)),
-    chosen at random; dropped ones become unjudged. The corpus size n is unchanged."""
+def subsample_judgments(coll: Collection, fraction: float, rng: np.random.Generator,
+                        policy: str = "random") -> Collection:
+    """``coll`` with each query's relevant judgments cut to max(1, floor(fraction * m_q));
+    dropped ones become unjudged, and the corpus size n is unchanged. ``random`` keeps a
+    uniform sample; ``pool`` keeps those a shallow pool of the runs would judge first: by the
+    best rank any run gives the item, then by how many runs retrieve it, ties at random."""
     n_items = len(coll.item_query)
-    order = np.lexsort((rng.random(n_items), coll.item_query))
+    keys = [rng.random(n_items)]
+    if policy == "pool":
+        retrieved = coll.ranks > 0
+        best = np.where(retrieved, coll.ranks, np.iinfo(np.int64).max).min(axis=0)
+        keys += [-retrieved.sum(axis=0), best]
+    order = np.lexsort((*keys, coll.item_query))
     bounds = coll.item_bounds
     sizes = np.diff(bounds)
     keep_n = np.maximum(1, np.floor(fraction * sizes).astype(np.int64))
@@ -125,10 +152,15 @@ class Meta:
     def __init__(self, ctx: Context, measures: list[Measure], opts: MetaOptions,
                  notes: list[str]) -> None:
         self.ctx, self.measures, self.opts, self.notes = ctx, measures, opts, notes
-        self.subjects = subjects(ctx, measures, notes)
-        self.results = Results([], [s.name for s in self.subjects])
+        self.subjects = subjects(ctx, measures, notes, opts.ordering)
+        # one per measure: what does not depend on the ordering (power, ties, signs)
+        self.measured = list({s.measure: s for s in self.subjects[::-1]}.values())[::-1]
+        names = list(dict.fromkeys(n for s in self.subjects for n in (s.measure, s.name)))
+        self.results = Results([], names)
+        self._index = {name: i for i, name in enumerate(names)}
         self.n_queries = len(ctx.collection.qids)
-        self._full = [s.scores(opts.ordering)[0] for s in self.subjects]
+        self._full = [s.scores()[0] for s in self.subjects]
+        self.scatter: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
 
     def jobs(self) -> list[Job]:
         """Every job of the selected analyses, in output order."""
@@ -140,15 +172,18 @@ class Meta:
     def _rng(self, *key: int) -> np.random.Generator:
         return np.random.default_rng([self.opts.seed, *key])
 
-    def _add(self, name: str, values: list[float], pairs: list[tuple[int, int]] | None = None
-             ) -> None:
-        if pairs is None:
-            self.results.add(name, -1, np.arange(len(values)), np.array(values))
-        else:
-            a, b = (np.array(x, dtype=np.int64) for x in zip(*pairs))
-            self.results.add(name, -1, a, np.array(values), b)
+    def _add(self, name: str, who: list[str], values: list[float],
+             others: list[str] | None = None) -> None:
+        """Rows ``name`` for the studied names ``who`` (and ``others``, for pairs)."""
+        idx = np.array([self._index[w] for w in who], dtype=np.int64)
+        other = None if others is None else np.array([self._index[w] for w in others],
+                                                     dtype=np.int64)
+        self.results.add(name, -1, idx, np.array(values, dtype=np.float64), other)
 
-    # -- discriminative power ------------------------------------------------------------
+    def _pairs(self, items: list[Subject], same: bool = False) -> list[tuple[Subject, Subject]]:
+        return [(a, b) for a in items for b in items if same or a is not b]
+
+    # -- discriminative power and ties -------------------------------------------------
     def _power_jobs(self) -> list[Job]:
         shares: dict[str, list[float]] = {"power_ttest": [], "power_hsd": []}
 
@@ -160,23 +195,45 @@ class Meta:
                                    self.ctx.collection.run_names)
                 shares["power_ttest"].append(float(np.mean(p_t < alpha)))
                 shares["power_hsd"].append(float(np.mean(p_h < alpha)))
-                if len(shares["power_hsd"]) == len(self.subjects):
+                if len(shares["power_hsd"]) == len(self.measured):
                     for name, values in shares.items():
-                        self._add(name, values)
+                        self._add(name, [s.measure for s in self.measured], values)
             return job
-        return [one(s) for s in self.subjects]
+        return [one(s) for s in self.measured]
+
+    def _ties_jobs(self) -> list[Job]:
+        def job() -> None:
+            self._add("ties", [s.measure for s in self.measured],
+                      [float(np.mean(pair_values(s.values) == 0)) for s in self.measured])
+        return [job]
 
     # -- agreement -----------------------------------------------------------------------
     def _agreement_jobs(self) -> list[Job]:
-        def job() -> None:
-            n = len(self.subjects)
-            pairs = [(a, b) for a in range(n) for b in range(n) if a != b]
+        def orderings() -> None:
+            pairs = self._pairs(self.subjects)
+            if pairs:
+                full = {s.name: f for s, f in zip(self.subjects, self._full)}
+                taus = kendall_tau_b(np.stack([full[a.name] for a, _ in pairs]),
+                                     np.stack([full[b.name] for _, b in pairs]))
+                self._add("agreement_tau", [a.name for a, _ in pairs], taus.tolist(),
+                          [b.name for _, b in pairs])
+
+        def per_query() -> None:
+            pairs = self._pairs(self.measured)
             if not pairs:
                 return
-            full = np.stack(self._full)
-            a, b = (list(x) for x in zip(*pairs))
-            self._add("agreement_tau", kendall_tau_b(full[a], full[b]).tolist(), pairs)
-        return [job]
+            diffs = {s.measure: pair_values(s.values).ravel() for s in self.measured}
+            signs, rs = [], []
+            for a, b in pairs:
+                x, y = diffs[a.measure], diffs[b.measure]
+                signs.append(float(np.mean(np.sign(x) == np.sign(y))))
+                rs.append(pearson_r(x, y))
+                if a.values.ndim == 3 and b.values.ndim == 2:
+                    self.scatter[(a.measure, b.measure)] = (y, x)
+            who, others = [a.measure for a, _ in pairs], [b.measure for _, b in pairs]
+            self._add("agreement_sign", who, signs, others)
+            self._add("agreement_r", who, rs, others)
+        return [orderings, per_query]
 
     # -- robustness ----------------------------------------------------------------------
     def query_counts(self) -> tuple[int, ...]:
@@ -194,8 +251,8 @@ class Meta:
         def by_queries(k: int) -> Job:
             def job() -> None:
                 (w,) = random_subsets(self._rng(2, k), self.opts.samples, self.n_queries, (k,))
-                self._add(f"robust_queries_{k}", [
-                    _mean_tau(kendall_tau_b(s.scores(self.opts.ordering, w), full))
+                self._add(f"robust_queries_{k}", [s.name for s in self.subjects], [
+                    _mean_tau(kendall_tau_b(s.scores(w), full))
                     for s, full in zip(self.subjects, self._full)])
             return job
         out = [by_queries(k) for k in self.query_counts()]
@@ -204,31 +261,36 @@ class Meta:
         return out
 
     def _judged_jobs(self, fraction: float) -> list[Job]:
-        rng = self._rng(3, round(fraction * 1_000_000))
+        policy = self.opts.judged_policy
+        rng = self._rng(3, round(fraction * 1_000_000), JUDGED_POLICIES.index(policy))
         taus: list[list[float]] = [[] for _ in self.subjects]
+        name = f"robust_judged_{fraction:.2f}" + ("_pool" if policy == "pool" else "")
 
         def job() -> None:
-            coll = subsample_judgments(self.ctx.collection, fraction, rng)
-            sub = subjects(measure(coll, self.measures, False, []), self.measures, [])
+            coll = subsample_judgments(self.ctx.collection, fraction, rng, policy)
+            sub = subjects(measure(coll, self.measures, False, []), self.measures, [],
+                           self.opts.ordering)
             for i, (s, full) in enumerate(zip(sub, self._full)):
-                taus[i].append(float(kendall_tau_b(s.scores(self.opts.ordering)[0], full)))
+                taus[i].append(float(kendall_tau_b(s.scores()[0], full)))
             if len(taus[0]) == self.opts.judged_samples:
-                self._add(f"robust_judged_{fraction:.2f}", [_mean_tau(np.array(t)) for t in taus])
+                self._add(name, [s.name for s in self.subjects],
+                          [_mean_tau(np.array(t)) for t in taus])
         return [job] * self.opts.judged_samples
 
     # -- predictive power ----------------------------------------------------------------
     def top_runs(self) -> np.ndarray | None:
-        """Indices of the top ``--top-fraction`` of runs by map (None: all runs)."""
-        if self.opts.top_fraction >= 1:
-            return None
+        """Indices of the top ``--top-fraction`` of runs by map, ties at the cut included
+        (None: all runs)."""
         names = self.ctx.collection.run_names
         n_top = max(2, math.ceil(self.opts.top_fraction * len(names)))
+        if n_top >= len(names):
+            return None
         ap = self.ctx.metrics.get("map")
         if ap is None:
             ap = measure(self.ctx.collection, resolve(["map"]), False, []).metrics["map"]
-        top = np.flatnonzero(rank_positions(ap.mean(axis=0), names) <= n_top)
-        self.notes.append(f"predictive power among the top {n_top} of {len(names)} runs by map: "
-                          + " ".join(names[i] for i in top))
+        top = top_runs(ap.mean(axis=0), n_top)
+        self.notes.append(f"predictive power among the top {len(top)} of {len(names)} runs by "
+                          "map: " + " ".join(names[i] for i in top))
         return top
 
     def _predictive_jobs(self) -> list[Job]:
@@ -236,14 +298,23 @@ class Meta:
             half = self.n_queries // 2
             runs = self.top_runs()
             w1, w2 = random_subsets(self._rng(4), self.opts.samples, self.n_queries,
-                                    (half, half))
-            s1 = [s.scores(self.opts.ordering, w1, runs) for s in self.subjects]
-            s2 = [s.scores(self.opts.ordering, w2, runs) for s in self.subjects]
-            n = len(self.subjects)
-            pairs = [(a, b) for a in range(n) for b in range(n)]
-            self._add("predictive_tau", [_mean_tau(kendall_tau_b(s1[a], s2[b]))
-                                         for a, b in pairs], pairs)
+                                    (half, self.n_queries - half))
+            s1 = {s.name: s.scores(w1, runs) for s in self.subjects}
+            s2 = {s.name: s.scores(w2, runs) for s in self.subjects}
+            pairs = self._pairs(self.subjects, same=True)
+            values = [_mean_tau(np.concatenate([kendall_tau_b(s1[a.name], s2[b.name]),
+                                                kendall_tau_b(s2[a.name], s1[b.name])]))
+                      for a, b in pairs]
+            self._add("predictive_tau", [a.name for a, _ in pairs], values,
+                      [b.name for _, b in pairs])
         return [job]
+
+
+def pearson_r(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's correlation of two samples; NaN when either is constant."""
+    dx, dy = x - x.mean(), y - y.mean()
+    norm = math.sqrt(float(dx @ dx) * float(dy @ dy))
+    return float(dx @ dy) / norm if norm > 0 else float("nan")
 
 
 def check(opts: MetaOptions, n_runs: int) -> None:
@@ -255,6 +326,11 @@ def check(opts: MetaOptions, n_runs: int) -> None:
         raise InputError("meta needs at least two runs")
     if not 0 < opts.alpha < 1:
         raise InputError(f"--alpha must be in (0, 1) (got {opts.alpha:g})")
+    if opts.judged_policy not in JUDGED_POLICIES:
+        raise InputError(f"unknown judged policy '{opts.judged_policy}' (choose from "
+                         f"{', '.join(JUDGED_POLICIES)})")
+    if opts.ordering not in (*ORDERINGS, "all"):
+        raise InputError(f"unknown ordering '{opts.ordering}'")
     if not 0 < opts.top_fraction <= 1:
         raise InputError(f"--top-fraction must be in (0, 1] (got {opts.top_fraction:g})")
     for f in opts.judged_fractions:

@@ -166,12 +166,13 @@ def test_meta_cli_layout_and_names():
               "--permutations", "100", "--query-counts", "5,20")
     assert res.returncode == 0, res.stderr
     out = parse(res.stdout)
-    assert {k[0] for k in out} == {"power_ttest", "power_hsd", "agreement_tau",
-                                   "robust_queries_5", "robust_queries_20", "predictive_tau"}
+    assert {k[0] for k in out} == {"power_ttest", "power_hsd", "ties", "agreement_tau",
+                                   "agreement_sign", "agreement_r", "robust_queries_5",
+                                   "robust_queries_20", "predictive_tau"}
     assert out["agreement_tau", "all", "rpp", "ndcg"] == out["agreement_tau", "all", "ndcg",
                                                               "rpp"]
     assert len([k for k in out if k[0] == "predictive_tau"]) == 4
-    assert "rpp: note:" in res.stderr and "power" not in res.stderr
+    assert "rpp: note:" in res.stderr and "power_ttest" not in res.stderr  # results: stdout
 
 
 def test_meta_human_view():
@@ -184,7 +185,7 @@ def test_meta_human_view():
 
 @pytest.mark.parametrize("args, message", [
     (("--analysis", "power,bogus"),
-     "unknown analysis 'bogus' (choose from power,agreement,robustness,predictive)"),
+     "unknown analysis 'bogus' (choose from power,ties,agreement,robustness,predictive)"),
     (("--query-counts", "0"), "--query-counts: 0 is not between 1 and 25 (the number of "
                               "evaluated queries)"),
     (("--query-counts", "3,x"), "--query-counts: '3,x' is not a comma-separated list of int "

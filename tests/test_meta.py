@@ -9,6 +9,8 @@ from scipy import stats as scipy_stats
 
 from rpp_cli.evaluate import Options
 from rpp_cli.meta import MetaOptions, plan_meta, random_subsets, subsample_judgments
+from rpp_cli.results import Results
+from rpp_cli.stats import pair_values
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
 RUNS = sorted(str(p) for p in (DEMO / "runs").iterdir())
@@ -115,20 +117,46 @@ def test_subsample_judgments(base):
     assert np.array_equal(coll.judged.grade <= 0, sub.judged.grade <= 0)  # non-relevant kept
 
 
+def both_ways(va: np.ndarray, vb: np.ndarray, w1: np.ndarray, w2: np.ndarray) -> float:
+    """Mean over splits and both directions of scipy's tau between A on one half and B on
+    the other (the symmetric predictive power)."""
+    taus = [scipy_stats.kendalltau(win_or_mean(x, u[s] > 0), win_or_mean(y, v[s] > 0)).statistic
+            for s in range(len(w1)) for (x, u), (y, v) in (((va, w1), (vb, w2)),
+                                                            ((va, w2), (vb, w1)))]
+    return float(np.nanmean(taus))
+
+
 def test_predictive_matches_scipy_on_the_same_splits(base):
     ctx, values = base
     n_q, samples = len(ctx.collection.qids), 40
-    _, rows = run_meta(analyses=("predictive",), samples=samples, ordering="win")
-    again = run_meta(analyses=("predictive",), samples=samples, ordering="win")[1]
+    _, rows = run_meta(analyses=("predictive",), samples=samples, ordering="win",
+                       top_fraction=1.0)
+    again = run_meta(analyses=("predictive",), samples=samples, ordering="win",
+                     top_fraction=1.0)[1]
     assert rows == again
-    w1, w2 = random_subsets(np.random.default_rng([2022, 4]), samples, n_q, (n_q // 2,) * 2)
-    assert not (w1 * w2).any() and (w1.sum(axis=1) == n_q // 2).all()
+    w1, w2 = random_subsets(np.random.default_rng([2022, 4]), samples, n_q,
+                            (n_q // 2, n_q - n_q // 2))
+    assert not (w1 * w2).any() and ((w1 + w2) == 1).all()  # every query in one half
     for a in values:
         for b in values:
-            taus = [scipy_stats.kendalltau(win_or_mean(values[a], w1[s] > 0),
-                                           win_or_mean(values[b], w2[s] > 0)).statistic
-                    for s in range(samples)]
-            assert rows[("predictive_tau", a, b)] == pytest.approx(np.nanmean(taus))
+            assert rows[("predictive_tau", a, b)] == pytest.approx(
+                both_ways(values[a], values[b], w1, w2))
+
+
+def test_predictive_is_symmetric_in_the_halves(base):
+    """Both directions per split: predictive_tau(A, B) = predictive_tau(B, A)."""
+    _, rows = run_meta(analyses=("predictive",), samples=30)
+    for a in MEASURES:
+        for b in MEASURES:
+            assert rows[("predictive_tau", a, b)] == pytest.approx(
+                rows[("predictive_tau", b, a)], abs=1e-12)
+
+
+def test_odd_number_of_queries_uses_every_query():
+    """Q = 5: halves of 2 and 3 queries, no query left out."""
+    w1, w2 = random_subsets(np.random.default_rng(0), 10, 5, (2, 3))
+    assert (w1.sum(axis=1) == 2).all() and (w2.sum(axis=1) == 3).all()
+    assert ((w1 + w2) == 1).all()
 
 
 def test_predictive_top_fraction(base):
@@ -143,10 +171,101 @@ def test_predictive_top_fraction(base):
     names = ctx.collection.run_names
     top = sorted(np.argsort(-ap)[:3].tolist())
     assert notes[-1].endswith(" ".join(names[i] for i in top))
-    w1, w2 = random_subsets(np.random.default_rng([2022, 4]), 20, len(ctx.collection.qids),
-                            (len(ctx.collection.qids) // 2,) * 2)
+    n_q = len(ctx.collection.qids)
+    w1, w2 = random_subsets(np.random.default_rng([2022, 4]), 20, n_q, (n_q // 2, n_q - n_q // 2))
     v = values["map"][:, top]
-    taus = [scipy_stats.kendalltau(v[w1[s] > 0].mean(0), v[w2[s] > 0].mean(0)).statistic
-            for s in range(20)]
     assert meta.results.value("predictive_tau", "all", "map", "map") == \
-        pytest.approx(np.nanmean(taus))
+        pytest.approx(both_ways(v, v, w1, w2))
+
+
+def test_methodologist_defaults():
+    """HSD with 10,000 permutations; predictive power among the top 75% of runs by AP."""
+    opts = MetaOptions()
+    assert opts.permutations == 10_000 and opts.top_fraction == 0.75
+    notes: list[str] = []
+    meta = plan_meta(str(DEMO / "qrels"), RUNS, ["map"], Options(),
+                     MetaOptions(analyses=("predictive",), samples=5), notes)
+    for job in meta.jobs():
+        job()
+    assert any("among the top 5 of 6 runs by map" in n for n in notes)
+
+
+def test_top_runs_keep_ties_at_the_cut():
+    from rpp_cli.aggregate import top_runs
+
+    assert top_runs(np.array([0.3, 0.5, 0.3, 0.1]), 2).tolist() == [0, 1, 2]
+    assert top_runs(np.array([0.3, 0.5, 0.2, 0.1]), 2).tolist() == [0, 1]
+
+
+def test_ties_by_hand():
+    """3 runs, 2 queries: per-query metric values (1, 1, 0) and (0.5, 0.2, 0.5): pairs
+    (a,b), (a,c), (b,c) tie on q1 once and on q2 once: ties = 2/6."""
+    from rpp_cli.meta import Meta, Subject
+
+    meta = Meta.__new__(Meta)
+    meta.measured = [Subject("m", np.array([[1.0, 1.0, 0.0], [0.5, 0.2, 0.5]]), "mean", "m")]
+    meta.results = Results([], ["m"])
+    meta._index = {"m": 0}
+    meta._ties_jobs()[0]()
+    assert meta.results.value("ties", "all", "m") == pytest.approx(2 / 6)
+
+
+def test_agreement_sign_and_r_match_scipy(base):
+    _, values = base
+    _, rows = run_meta(analyses=("agreement",))
+    for a in values:
+        for b in values:
+            if a == b:
+                continue
+            x, y = pair_values(values[a]).ravel(), pair_values(values[b]).ravel()
+            assert rows[("agreement_sign", a, b)] == pytest.approx(
+                np.mean(np.sign(x) == np.sign(y)), abs=1e-12)
+            assert rows[("agreement_r", a, b)] == pytest.approx(
+                scipy_stats.pearsonr(x, y).statistic, abs=1e-12)
+            assert rows[("agreement_r", a, b)] == rows[("agreement_r", b, a)]
+
+
+def test_pearson_r_of_a_constant_is_nan():
+    from rpp_cli.meta import pearson_r
+
+    assert np.isnan(pearson_r(np.zeros(4), np.arange(4.0)))
+    assert pearson_r(np.arange(4.0), 2 * np.arange(4.0) + 1) == pytest.approx(1.0)
+
+
+def test_ordering_all_studies_each_ordering(base):
+    """rpp:win, rpp:borda, rpp:mc4 are three subjects for the ordering analyses; power and
+    ties, which do not depend on the ordering, are printed once for rpp."""
+    _, rows = run_meta(analyses=("power", "ties", "agreement", "robustness"), ordering="all",
+                       permutations=50, samples=20, query_counts=(5,))
+    orderings = [f"rpp:{o}" for o in ("win", "borda", "mc4")]
+    assert {r for m, r, _ in rows if m == "power_ttest"} == {"rpp", "map", "asl"}
+    assert {r for m, r, _ in rows if m == "ties"} == {"rpp", "map", "asl"}
+    assert {r for m, r, _ in rows if m == "robust_queries_5"} == {*orderings, "map", "asl"}
+    for o in ("win", "mc4"):
+        single = run_meta(analyses=("robustness",), ordering=o, samples=20,
+                          query_counts=(5,))[1]
+        assert rows[("robust_queries_5", f"rpp:{o}", None)] == single[("robust_queries_5", "rpp",
+                                                                        None)]
+    assert rows[("agreement_tau", "rpp:win", "rpp:mc4")] <= 1
+
+
+def test_pool_policy_keeps_what_the_runs_rank_first(base):
+    """The pool policy keeps, per query, the relevant items with the best rank over all runs
+    (then the most runs retrieving them); the random one a uniform sample."""
+    ctx, _ = base
+    coll = ctx.collection
+    sub = subsample_judgments(coll, 0.5, np.random.default_rng(1), "pool")
+    ranks = np.where(coll.ranks > 0, coll.ranks, 10 ** 9).min(axis=0)
+    kept = set(sub.item_doc.tolist())
+    for q in range(len(coll.qids)):
+        items = np.flatnonzero(coll.item_query == q)
+        keep_n = max(1, len(items) // 2)
+        kept_ranks = sorted(ranks[i] for i in items if coll.item_doc[i] in kept)
+        assert len(kept_ranks) == keep_n
+        assert kept_ranks[-1] <= sorted(ranks[items])[keep_n - 1]  # the best ranked first
+
+
+def test_pool_policy_rows_are_named():
+    _, rows = run_meta(analyses=("robustness",), samples=2, query_counts=(5,),
+                       judged_fractions=(0.5,), judged_samples=2, judged_policy="pool")
+    assert {m for m, _, _ in rows} == {"robust_queries_5", "robust_judged_0.50_pool"}

@@ -19,10 +19,9 @@ def from_scores(per_query: list[list[float]]) -> np.ndarray:
     return np.sign(s[:, :, None] - s[:, None, :])
 
 
-def ranking(tensor: np.ndarray, names: list[str], method: str) -> list[str]:
-    """Run names best first."""
-    pos = rank_positions(ordering_scores(tensor, method), names)
-    return [names[i] for i in np.argsort(pos)]
+def ranks(tensor: np.ndarray, names: list[str], method: str) -> dict[str, float]:
+    """Rank of each run by name (1 = best; tied runs share their mean position)."""
+    return dict(zip(names, rank_positions(ordering_scores(tensor, method)).tolist()))
 
 
 # q1: a > b > c, q2: b > a > c, q3: a > c > b
@@ -73,24 +72,24 @@ def test_mc4_is_a_stationary_distribution():
 
 @pytest.mark.parametrize("method", ORDERINGS)
 def test_hand_ordering(method):
-    assert ranking(HAND, NAMES, method) == ["a", "b", "c"]
+    assert ranks(HAND, NAMES, method) == {"a": 1, "b": 2, "c": 3}
 
 
 @pytest.mark.parametrize("method", ORDERINGS)
-def test_identical_runs_tie_and_break_by_name(method):
+def test_identical_runs_share_their_mean_rank(method):
     # "zeta" and "alpha" are the same system; "mid" is worse than both on every query
     names = ["zeta", "mid", "alpha"]
     tensor = from_scores([[2, 1, 2], [5, 0, 5], [1, 0, 1]])
     scores = ordering_scores(tensor, method)
     assert tie_key(scores)[0] == tie_key(scores)[2]
-    assert ranking(tensor, names, method) == ["alpha", "zeta", "mid"]
+    assert ranks(tensor, names, method) == {"zeta": 1.5, "alpha": 1.5, "mid": 3}
 
 
 @pytest.mark.parametrize("method", ORDERINGS)
 def test_cycle_is_a_three_way_tie(method):
     # rock-paper-scissors: a > b > c > a by the same margin on different queries
     tensor = from_scores([[3, 2, 1], [1, 3, 2], [2, 1, 3]])
-    assert ranking(tensor, ["c", "a", "b"], method) == ["a", "b", "c"]
+    assert ranks(tensor, ["c", "a", "b"], method) == {"a": 2, "b": 2, "c": 2}
 
 
 def random_tensor(seed: int, n_q: int, n_runs: int, coarse: bool) -> np.ndarray:
@@ -108,7 +107,7 @@ def test_no_input_order_bias(seed, n_q, n_runs, coarse, method, data):
     names = [f"run{i}" for i in range(n_runs)]
     perm = np.array(data.draw(st.permutations(range(n_runs))))
     shuffled = tensor[:, perm][:, :, perm]
-    assert ranking(tensor, names, method) == ranking(shuffled, [names[i] for i in perm], method)
+    assert ranks(tensor, names, method) == ranks(shuffled, [names[i] for i in perm], method)
 
 
 @settings(max_examples=100, deadline=None)
@@ -125,10 +124,9 @@ def test_strictly_better_run_is_first(seed, n_q, n_runs, coarse, method, data):
     others = [r for r in range(n_runs) if r != best]
     tensor[:, best, others] = margin
     tensor[:, others, best] = -margin
-    # the name that sorts last, so a name tie-break could not put it first
     names = [f"a{i}" for i in range(n_runs)]
     names[best] = "zz"
-    assert ranking(tensor, names, method)[0] == "zz"
+    assert ranks(tensor, names, method)["zz"] == 1
 
 
 def test_tie_key_merges_float_noise_only():
@@ -159,4 +157,4 @@ def test_top_of_every_query_is_first(seed, n_q, n_runs, method, data):
     scores[:, best] = scores.max(axis=1) + data.draw(st.floats(1e-3, 1))
     names = [f"a{i}" for i in range(n_runs)]
     names[best] = "zz"
-    assert ranking(from_scores(scores.tolist()), names, method)[0] == "zz"
+    assert ranks(from_scores(scores.tolist()), names, method)["zz"] == 1

@@ -149,11 +149,17 @@ def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[fl
     _save(fig, path)
 
 
-def robustness_curves(results: Results, path: str) -> None:
+def robustness_curves(results: Results, path: str,
+                      scatter: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] | None = None
+                      ) -> None:
     """``rpp meta --plot``: one panel per analysis computed: tau against the queries kept and
     against the judged fraction kept (one line per measure), discriminative power per measure
-    (t-test and HSD) and the agreement (Kendall's tau) between measures."""
+    (t-test and HSD), the agreement (Kendall's tau) between measures, and per (preference
+    measure, metric) the per-query RPP against the metric difference of every run pair
+    (``scatter``: (metric differences, preferences))."""
     panels = _meta_panels(results)
+    for (pref, metric), (x, y) in (scatter or {}).items():
+        panels.append(lambda ax, fig, p=pref, m=metric, x=x, y=y: _scatter(ax, p, m, x, y))
     if not panels:
         raise InputError("--plot draws meta's analyses: none with a figure was computed")
     plt = _pyplot()
@@ -191,6 +197,18 @@ def _meta_panels(results: Results) -> list:
     if agreement:
         panels.append(lambda ax, fig: _agreement(ax, fig, agreement))
     return panels
+
+
+def _scatter(ax, pref: str, metric: str, x: np.ndarray, y: np.ndarray) -> None:
+    """Per-query preference against metric difference, one point per (query, run pair)."""
+    ax.scatter(x, y, s=6, alpha=0.35, linewidths=0)
+    ax.axhline(0, color="grey", linewidth=0.6)
+    ax.axvline(0, color="grey", linewidth=0.6)
+    same = float(np.mean(np.sign(x) == np.sign(y))) if len(x) else float("nan")
+    ax.set_xlabel(f"{metric}(a) - {metric}(b), per query")
+    ax.set_ylabel(f"{pref}(a, b), per query")
+    ax.set_title(f"{pref} against {metric}: same sign on {same:.0%} of {len(x)} points")
+    ax.grid(alpha=0.3)
 
 
 def _lines(ax, series, xlabel: str) -> None:

@@ -11,7 +11,7 @@ from rpp_cli.errors import InputError
 from rpp_cli.evaluate import Options, run_eval
 from rpp_cli.report import plot
 
-from ..conftest import DEMO, rpp
+from ..conftest import DEMO, parse_lines, rpp
 
 RUNS = sorted((DEMO / "runs").iterdir())
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -201,5 +201,10 @@ def test_meta_plot_draws_every_analysis(tmp_path, monkeypatch):
               "--judged-fractions", "0.5", "--judged-samples", "2", "--plot", tmp_path / "m.png",
               DEMO / "qrels", *RUNS)
     assert res.code == 0, res.err
-    assert titles == ["Robustness: queries kept", "Robustness: fraction of relevant judgments kept",
-                      "Discriminative power", "Agreement of the orderings (Kendall's tau)"]
+    assert titles[:4] == ["Robustness: queries kept",
+                          "Robustness: fraction of relevant judgments kept",
+                          "Discriminative power", "Agreement of the orderings (Kendall's tau)"]
+    # one scatter per (preference measure, metric), 25 queries x 15 pairs of the 6 runs; its
+    # share of same signs is agreement_sign
+    sign = parse_lines(res.out)[("agreement_sign", "all", "rpp", "map")]
+    assert titles[4:] == [f"rpp against map: same sign on {sign:.0%} of 375 points"]
