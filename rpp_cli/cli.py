@@ -542,12 +542,12 @@ def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bo
                    precision: int, plot_path: str | None, options: Options) -> None:
     """Why RPP prefers one run: for every query, population and recall level i, the
     worst-case positions f_i of RUN_A and RUN_B (as RPP sees them) and the sign of
-    f_i(B) - f_i(A), +1 when A places its i-th member higher.
+    f_i(B) - f_i(A): 1 when A places its i-th member higher, -1 when B does.
 
     \b
-      levels                \t201\tmonot5\tbm25\t>=1\t3\t4\t9\t1
-      levels_ahead          \tall\tmonot5\tbm25\t>=1\t0.6100
-      levels_ahead          \tall\tmonot5\tbm25\t0.5800
+      levels                \t201\tmonot5\tbm25\t>=1\t2\t2\t18\t1
+      levels_ahead          \tall\tmonot5\tbm25\t>=1\t0.7363
+      levels_ahead          \tall\tmonot5\tbm25\t0.7848
     """
     if plot_path:
         plot.image_format(plot_path)

@@ -79,11 +79,12 @@ class Levels:
 
 
 def graded_labels(coll: Collection, pops: Populations) -> list[str]:
-    """``>=λ`` (λ as ``%g``) for each graded population: λ is the smallest grade among the
-    members, since the items of grade λ are members (contract §3)."""
+    """``>=λ`` for each graded population: λ is the smallest grade among the members, since
+    the items of grade λ are members (contract §3). λ prints as ``%g``, or in full where
+    ``%g`` would round it (two grades must never share a label)."""
     starts = np.searchsorted(pops.member_seg, np.arange(len(pops.seg_query)))
     lam = np.minimum.reduceat(coll.item_grade[pops.member_item], starts)
-    return [f">={x:g}" for x in lam.tolist()]
+    return [f">={x:g}" if float(f"{x:g}") == x else f">={x!r}" for x in lam.tolist()]
 
 
 def _graded_key(label: str) -> float:
@@ -103,10 +104,10 @@ def compute_levels(qrels_path: str | None, run_paths: list[str], options: Option
                          f"{len(run_paths)})")
     coll = load(qrels_path, run_paths, options, notes)
     if options.subtopics:
-        pops, labels = labelled_subtopic_populations(coll)
         if BACKGROUND in coll.subtopics.names:
             raise InputError(f"subtopic id '{BACKGROUND}' is reserved for the background "
                              "population in rpp levels", path=options.subtopics)
+        pops, labels = labelled_subtopic_populations(coll)
         key = _subtopic_key
     else:
         pops = graded_populations(coll)

@@ -82,21 +82,14 @@ def test_the_papers_worked_example_by_hand():
                                   for (p, i, fx, fy), s in zip(expected, signs)]
     # the exact text of one line: contract §7 layout, value (the sign) last
     assert res.out.splitlines()[0] == f"{'levels':<22}\tq1\tX\tY\t>=1\t1\t2\t1\t-1"
-    # shares pooled over queries; 13 levels: X ahead at 1, behind at 10, tied at 2
-    summary = parse_lines("\n".join(line for line in res.out.splitlines()
-                                    if not line.startswith("levels ")))
-    assert summary == {
-        ("levels_ahead", "all", "X", "Y", ">=1"): 0.0, ("levels_ahead", "all", "X", "Y", ">=3"): 0.0,
-        ("levels_ahead", "all", "X", "Y", ">=4"): 0.5, ("levels_ahead", "all", "X", "Y", ">=5"): 0.0,
-        ("levels_ahead", "all", "X", "Y"): 0.0769,
-        ("levels_behind", "all", "X", "Y", ">=1"): 0.8333,
-        ("levels_behind", "all", "X", "Y", ">=3"): 0.75,
-        ("levels_behind", "all", "X", "Y", ">=4"): 0.5,
-        ("levels_behind", "all", "X", "Y", ">=5"): 1.0,
-        ("levels_behind", "all", "X", "Y"): 0.7692,
-        ("levels_tied", "all", "X", "Y", ">=1"): 0.1667, ("levels_tied", "all", "X", "Y", ">=3"): 0.25,
-        ("levels_tied", "all", "X", "Y", ">=4"): 0.0, ("levels_tied", "all", "X", "Y", ">=5"): 0.0,
-        ("levels_tied", "all", "X", "Y"): 0.1538}
+    # shares pooled over queries, (ahead, behind, tied) counts from the signs above:
+    # >=1 (0, 5, 1), >=3 (0, 3, 1), >=4 (1, 1, 0), >=5 (0, 1, 0); all 13 levels (1, 10, 2)
+    counts = {">=1": (0, 5, 1), ">=3": (0, 3, 1), ">=4": (1, 1, 0), ">=5": (0, 1, 0),
+              None: (1, 10, 2)}
+    assert res.out.splitlines()[13:] == [
+        f"{measure:<22}\tall\tX\tY\t" + (f"{pop}\t" if pop else "") + f"{c[k] / sum(c):.4f}"
+        for k, measure in enumerate(("levels_ahead", "levels_behind", "levels_tied"))
+        for pop, c in counts.items()]
     # summed back: (6·(-5/6) + 4·(-3/4) + 2·0 + 1·(-1)) / 13 = -9/13, as rpp eval says
     assert rpp_from_levels(res.out) == {("q1", "X", "Y"): pytest.approx(-9 / 13, abs=1e-15)}
     assert_rpp_matches_eval("rpp", *PAPER_ARGS)
@@ -149,6 +142,28 @@ def test_realistic_ids_by_hand(tmp_path):
     named = rpp("levels", "--name", "A", "--name", "B", "--corpus-size", "100", q, a, b)
     assert per_level(named.out)[3] == ("106_1", "A", "B", ">=1", 4, 100, 100, 0)
     assert per_level(named.out)[6] == ("7", "A", "B", ">=1", 1, 100, 2, -1)  # B now ahead
+
+
+def test_graded_labels_keep_every_grade_apart(tmp_path):
+    # grades 0.5, 1.0000001 and 1.0000002 (%g would print both as 1) and 2: one population
+    # each, labels in increasing order, summary lines in the same order. n = 4; A = z y,
+    # B = x w; a population of m puts its i-th missed member at 4 - m + i.
+    #   >=0.5  (w x y z): A 1 2 | 3 4;  B 1 2 | 3 4          -> 0 0 0 0
+    #   >=1.0000001 (x y z): A 1 2 | 4;  B 1 | 3 4          -> 0 1 0
+    #   >=1.0000002 (y z): A 1 2;  B | 3 4                  -> 1 1
+    #   >=2 (z): A 1;  B | 4                                -> 1
+    # tied at 6 of the 10 levels
+    q, (a, b) = write_qrels(tmp_path / "qrels", [("q", "w", 0.5), ("q", "x", 1.0000001),
+                                                 ("q", "y", 1.0000002), ("q", "z", 2)]), [
+        write_run(tmp_path / n, {"q": docs}, n) for n, docs in (("A", ["z", "y"]),
+                                                                ("B", ["x", "w"]))]
+    res = rpp("levels", q, a, b)
+    assert [(r[3], r[-1]) for r in per_level(res.out)] == (
+        [(">=0.5", 0)] * 4 + [(">=1.0000001", s) for s in (0, 1, 0)] +
+        [(">=1.0000002", 1)] * 2 + [(">=2", 1)])
+    summary = [line.split("\t")[4] for line in res.out.splitlines()
+               if line.startswith("levels_tied")]
+    assert summary == [">=0.5", ">=1.0000001", ">=1.0000002", ">=2", "0.6000"]
 
 
 def test_subtopic_populations_and_labels(tmp_path):
