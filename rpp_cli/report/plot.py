@@ -248,7 +248,7 @@ def difference_ecdf(path: str, difference: np.ndarray, runs: tuple[str, str],
             where="post", color="tab:blue", linewidth=1.6)
     ax.axvline(0, color="0.25", linewidth=1.0, linestyle="--")
     ax.set_xscale("symlog", linthresh=1)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _short_number(v)))
     ax.set_xlim(-edge, edge)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
@@ -260,3 +260,11 @@ def difference_ecdf(path: str, difference: np.ndarray, runs: tuple[str, str],
     ax.set_title(f"{a} vs {b}: {len(x)} recall levels of {queries}\n"
                  f"{a} ahead at {ahead:.1%}, {b} ahead at {behind:.1%}, tied at {tied:.1%}")
     _save(fig, path)
+
+
+def _short_number(value: float) -> str:
+    """A tick label that stays short on a symlog axis: ``-100``, ``0``, ``10``, ``1e4``."""
+    if abs(value) < 1000:
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
