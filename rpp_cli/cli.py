@@ -30,6 +30,7 @@ from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, compare_runs
 from .ndeval import NdevalOptions, run_ndeval
 from .parallel import default_jobs
 from . import trec_eval as trec_eval_flow
+from . import levels as levels_flow
 from .report import ndeval as ndeval_report
 from .report import paper as paper_report
 from .report import trec_eval as trec_eval_report
@@ -541,6 +542,47 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
                                           max_retrieved, judged_only, num_docs)
     output = trec_eval_flow.run_trec_eval(qrels, run, opts)
     trec_eval_report.write(output, sys.stdout.buffer)
+
+
+@cli.command("levels")
+@click.argument("paths", nargs=-1, metavar="QRELS RUN_A RUN_B")
+@click.option("--subtopics", metavar="FILE",
+              help="Subtopic qrels: ST-RPP's populations (one per subtopic, labelled by its "
+                   "id, plus '*', all relevant items) instead of the graded ones. QRELS may "
+                   "then be '-' or omitted, as in rpp eval. Default: none.")
+@click.option("-n", "--no-summary", is_flag=True,
+              help="Do not print the 'all' lines (shares of levels where each run is ahead).")
+@click.option("--format", "fmt", type=click.Choice(levels_flow.FORMATS), default="trec",
+              help="trec: tab-separated lines, value last; jsonl: one JSON object a line; "
+                   "csv: with a header row. (The run x run tables have nothing to show here.)")
+@click.option("--precision", type=click.IntRange(0, 17), default=4, metavar="N",
+              help="Decimals of the shares (positions and signs are integers).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
+              help="Also draw the ECDF of f_i(RUN_B) - f_i(RUN_A) over every query, "
+                   "population and level (needs matplotlib). Default: no plot.")
+@input_options
+def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bool, fmt: str,
+                   precision: int, plot_path: str | None, options: Options) -> None:
+    """Why RPP prefers one run: for every query, population and recall level i, the
+    worst-case positions f_i of RUN_A and RUN_B (as RPP sees them) and the sign of
+    f_i(B) - f_i(A): 1 when A places its i-th member higher, -1 when B does.
+
+    \b
+      levels                \t201\tmonot5\tbm25\t>=1\t2\t2\t18\t1
+      levels_ahead          \tall\tmonot5\tbm25\t>=1\t0.7363
+      levels_ahead          \tall\tmonot5\tbm25\t0.7848
+    """
+    if plot_path:
+        plot.image_format(plot_path)
+        plot.require()
+    notes: list[str] = []
+    qrels_path, run_paths = split_paths(list(paths), subtopics)
+    levels = levels_flow.compute_levels(qrels_path, run_paths,
+                                        replace(options, subtopics=subtopics), notes)
+    _notes(notes)
+    if plot_path:
+        levels_flow.plot(levels, plot_path)
+    levels_flow.write(levels, fmt, sys.stdout, precision, summary=not no_summary)
 
 
 class _Interrupted(BaseException):

@@ -98,7 +98,17 @@ def require(coll: Collection, what: str) -> SubtopicIndex:
 def subtopic_populations(coll: Collection) -> Populations:
     """ST-RPP's populations (contract §3): each subtopic, then the background t* of all relevant
     items (grade > 0, or >= the relevance level, in the main qrels), per query."""
-    sub = require(coll, "ST-RPP (st-rpp, st-dcgrpp, st-invrpp)").pops
+    return labelled_subtopic_populations(coll)[0]
+
+
+BACKGROUND = "*"  # the label of the background population t* (``rpp levels``)
+
+
+def labelled_subtopic_populations(coll: Collection) -> tuple[Populations, list[str]]:
+    """:func:`subtopic_populations` and a label for each segment: its subtopic id, or
+    :data:`BACKGROUND` for t*, so that ``rpp levels`` can name the populations it prints."""
+    index = require(coll, "ST-RPP (st-rpp, st-dcgrpp, st-invrpp)")
+    sub = index.pops
     rel = np.flatnonzero(coll.relevant)
     bg_query = np.unique(coll.item_query[rel])
     seg_query = np.concatenate([sub.seg_query, bg_query])
@@ -110,4 +120,6 @@ def subtopic_populations(coll: Collection) -> Populations:
     renumber[order] = np.arange(len(order))
     member_seg = renumber[member_seg]
     by_seg = np.argsort(member_seg, kind="stable")
-    return Populations(member_item[by_seg], member_seg[by_seg], seg_query[order])
+    names = index.names + [BACKGROUND] * len(bg_query)
+    labels = [names[s] for s in order.tolist()]
+    return Populations(member_item[by_seg], member_seg[by_seg], seg_query[order]), labels

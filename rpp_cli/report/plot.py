@@ -1,5 +1,5 @@
 """Pictures (PNG, matplotlib's Agg backend): the aggregate preference matrix as an annotated
-heatmap, and a generic line plot (robustness curves).
+heatmap, a generic line plot (robustness curves) and the ECDF of ``rpp levels``.
 
 matplotlib is optional (``pip install 'rpp-cli[plot]'``): :func:`require` turns its absence
 into one line and exit status 2 before any work is done.
@@ -248,3 +248,41 @@ def _agreement(ax, fig, agreement: dict[tuple[str, str], float]) -> None:
                 color="black" if grid[i, j] > 0.3 else "white")
     ax.set_title("Agreement of the orderings (Kendall's tau)")
     fig.colorbar(image, ax=ax, shrink=0.8)
+
+def difference_ecdf(path: str, difference: np.ndarray, runs: tuple[str, str],
+                    shares: np.ndarray, n_queries: int) -> None:
+    """``rpp levels --plot``: the ECDF of the per-level differences f_i^b − f_i^a (positive
+    where run a is ahead) on a symlog axis (they span 1..n), a line at 0, and the shares of
+    levels where a is ahead, b is ahead, they tie (``shares``) in the title."""
+    a, b = runs
+    x = np.sort(difference)
+    edge = 1.5 * max(1.0, float(np.abs(x).max()))  # symmetric: the two sides compare
+    plt = _pyplot()
+    from matplotlib.ticker import FuncFormatter
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120, layout="constrained")
+    ax.step(np.concatenate(([-edge], x, [edge])),
+            np.concatenate(([0.0], np.arange(1, len(x) + 1) / len(x), [1.0])),
+            where="post", color="tab:blue", linewidth=1.6)
+    ax.axvline(0, color="0.25", linewidth=1.0, linestyle="--")
+    ax.set_xscale("symlog", linthresh=1)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _short_number(v)))
+    ax.set_xlim(-edge, edge)
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.set_xlabel(f"f_i({b}) − f_i({a}), worst-case positions at recall level i (symlog)\n"
+                  f"← {b} ahead  |  {a} ahead →")
+    ax.set_ylabel("share of levels ≤ x")
+    ahead, behind, tied = shares.tolist()
+    queries = f"{n_queries} {'query' if n_queries == 1 else 'queries'}"
+    ax.set_title(f"{a} vs {b}: {len(x)} recall levels of {queries}\n"
+                 f"{a} ahead at {ahead:.1%}, {b} ahead at {behind:.1%}, tied at {tied:.1%}")
+    _save(fig, path)
+
+
+def _short_number(value: float) -> str:
+    """A tick label that stays short on a symlog axis: ``-100``, ``0``, ``10``, ``1e4``."""
+    if abs(value) < 1000:
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"

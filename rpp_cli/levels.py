@@ -1,0 +1,183 @@
+"""``rpp levels``: why RPP prefers one run, level by level (paper Fig. 2 and 4b).
+
+For two runs a and b, every evaluated query, every population P (contract §3) and every
+recall level i = 1..m_P: the worst-case full-corpus positions f_i^a(P) and f_i^b(P)
+(contract §2) and sgn(f_i^b − f_i^a), the term RPP sums (contract §4; +1 when a places its
+i-th member higher). The positions come from the population builders and
+:func:`worst_case_positions` that RPP itself uses, on the same collection (same corpus size
+n), so they are RPP's numbers by construction.
+
+Output (contract §7 layout; the runs in fields 3-4 as in every pair line of rpp, value last):
+
+    levels                \\tqid\\trunA\\trunB\\tpopulation\\ti\\tf_a\\tf_b\\tsign
+    levels_ahead          \\tall\\trunA\\trunB\\tpopulation\\tshare     (one per population label)
+    levels_ahead          \\tall\\trunA\\trunB\\tshare                (every population)
+
+``levels_ahead``, ``levels_behind`` and ``levels_tied`` are the shares of levels where a is
+ahead (sign +1), behind (−1) or tied (0), pooled over the queries.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from dataclasses import dataclass
+from itertools import chain
+from typing import Callable, Iterator, TextIO
+
+import numpy as np
+
+from .collection import Collection, Populations, graded_populations, worst_case_positions
+from .errors import InputError
+from .evaluate import Options, load
+from .report import discard_stdout
+from .report.common import number, write_lines
+from .results import ALL
+from .subtopics import BACKGROUND, labelled_subtopic_populations, subtopic_key
+
+MEASURE = "levels"
+SHARES = ("levels_ahead", "levels_behind", "levels_tied")  # sign +1, -1, 0
+FORMATS = ("trec", "jsonl", "csv")
+FIELDS = ("measure", "qid", "run", "other", "population", "level", "run_position",
+          "other_position", "value")  # the jsonl keys and the csv header
+
+
+@dataclass(frozen=True)
+class Levels:
+    """The positions of two runs at every recall level of every population of every query."""
+
+    qids: list[str]  # evaluated queries, trec_eval order
+    runs: tuple[str, str]  # (a, b)
+    pops: Populations  # segments by query; a query's in the builder's order
+    labels: list[str]  # (S,) printable label of each population
+    label_key: Callable[[str], object]  # the order of the labels in the summary
+    positions: np.ndarray  # (2, L) int64: f_i(P) of a and of b, for each level slot
+
+    @property
+    def difference(self) -> np.ndarray:
+        """(L,) f_i^b − f_i^a: > 0 where a places the i-th member higher."""
+        return self.positions[1] - self.positions[0]
+
+    @property
+    def sign(self) -> np.ndarray:
+        """(L,) sgn(f_i^b − f_i^a), the term RPP(a, b) sums (contract §4)."""
+        return np.sign(self.difference)
+
+    def shares(self) -> tuple[list[str | None], np.ndarray]:
+        """Summary rows: the population labels in ``label_key`` order then None (every
+        population), and a (K, 3) array of the shares of levels where a is ahead, behind,
+        tied, pooled over the queries."""
+        names, code = np.unique(np.array(self.labels, dtype=object), return_inverse=True)
+        sign = self.sign
+        outcome = np.where(sign > 0, 0, np.where(sign < 0, 1, 2))
+        counts = np.bincount(code.ravel()[self.pops.member_seg] * 3 + outcome,
+                             minlength=3 * len(names)).reshape(-1, 3)
+        order = sorted(range(len(names)), key=lambda k: self.label_key(names[k]))
+        counts = np.vstack([counts[order], counts.sum(axis=0)])
+        return [names[k] for k in order] + [None], counts / counts.sum(axis=1, keepdims=True)
+
+
+def graded_labels(coll: Collection, pops: Populations) -> list[str]:
+    """``>=λ`` for each graded population: λ is the smallest grade among the members, since
+    the items of grade λ are members (contract §3). λ prints as ``%g``, or in full where
+    ``%g`` would round it (two grades must never share a label)."""
+    starts = np.searchsorted(pops.member_seg, np.arange(len(pops.seg_query)))
+    lam = np.minimum.reduceat(coll.item_grade[pops.member_item], starts)
+    return [f">={x:g}" if float(f"{x:g}") == x else f">={x!r}" for x in lam.tolist()]
+
+
+def _graded_key(label: str) -> float:
+    return float(label[2:])
+
+
+def _subtopic_key(label: str) -> tuple:
+    return (label == BACKGROUND, subtopic_key(label))
+
+
+def compute_levels(qrels_path: str | None, run_paths: list[str], options: Options,
+                   notes: list[str]) -> Levels:
+    """Read QRELS and the two runs as ``rpp eval`` does and take every f_i(P): graded
+    populations, or ST-RPP's with ``options.subtopics``."""
+    if len(run_paths) != 2:
+        raise InputError(f"levels compares exactly two runs, RUN_A and RUN_B (got "
+                         f"{len(run_paths)})")
+    coll = load(qrels_path, run_paths, options, notes)
+    if options.subtopics:
+        if BACKGROUND in coll.subtopics.names:
+            raise InputError(f"subtopic id '{BACKGROUND}' is reserved for the background "
+                             "population in rpp levels", path=options.subtopics)
+        pops, labels = labelled_subtopic_populations(coll)
+        key = _subtopic_key
+    else:
+        pops = graded_populations(coll)
+        labels, key = graded_labels(coll, pops), _graded_key
+    positions = worst_case_positions(coll.ranks, pops, coll.corpus_size)
+    return Levels(coll.qids, (coll.run_names[0], coll.run_names[1]), pops, labels, key,
+                  positions)
+
+
+def rows(lv: Levels, summary: bool = True) -> Iterator[tuple]:
+    """The output rows, one tuple of :data:`FIELDS` each (None where a field is absent):
+    per level (value: the sign, an int), by query, population, level; then with ``summary``
+    the shares (floats), measure by measure, population labels then every population."""
+    a, b = lv.runs
+    pops = lv.pops
+    seg = [(lv.qids[q], label) for q, label in zip(pops.seg_query.tolist(), lv.labels)]
+    for s, i, fa, fb, sg in zip(pops.member_seg.tolist(), pops.level.tolist(),
+                                lv.positions[0].tolist(), lv.positions[1].tolist(),
+                                lv.sign.tolist()):
+        qid, label = seg[s]
+        yield MEASURE, qid, a, b, label, i, fa, fb, sg
+    if summary:
+        labels, shares = lv.shares()
+        for k, measure in enumerate(SHARES):
+            for label, share in zip(labels, shares[:, k].tolist()):
+                yield measure, ALL, a, b, label, None, None, None, share
+
+
+def _value(value: int | float, precision: int) -> str:
+    """A sign as an integer, a share with ``precision`` decimals (contract §7)."""
+    return str(value) if isinstance(value, int) else number(value, precision)
+
+
+def _trec(row: tuple, precision: int) -> str:
+    fields = [str(x) for x in row[1:-1] if x is not None]
+    return f"{row[0]:<22}\t" + "\t".join(fields) + f"\t{_value(row[-1], precision)}\n"
+
+
+def _jsonl(row: tuple, precision: int) -> str:
+    parts = [f'"{key}": {json.dumps(x) if isinstance(x, str) else "null" if x is None else x}'
+             for key, x in zip(FIELDS[:-1], row[:-1])]
+    return "{" + ", ".join(parts) + f', "value": {_value(row[-1], precision)}}}\n'
+
+
+def _csv(row: tuple, precision: int) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow(["" if x is None else x for x in row[:-1]])
+    return buf.getvalue() + f",{_value(row[-1], precision)}\n"
+
+
+_LINES: dict[str, Callable[[tuple, int], str]] = {"trec": _trec, "jsonl": _jsonl, "csv": _csv}
+
+
+def write(lv: Levels, fmt: str, out: TextIO, precision: int = 4, summary: bool = True) -> None:
+    """Print the rows in format ``fmt`` (csv with a header row). A reader that goes away
+    (``| head``) ends the output quietly, as :func:`rpp_cli.report.write` does."""
+    line = _LINES[fmt]
+    header = [",".join(FIELDS) + "\n"] if fmt == "csv" else []
+    try:
+        write_lines(out, chain(header, (line(row, precision) for row in rows(lv, summary))))
+        out.flush()
+    except BrokenPipeError:
+        if out is not sys.stdout:
+            raise
+        discard_stdout()
+
+
+def plot(lv: Levels, path: str) -> None:
+    """``--plot``: the ECDF of f_i^b − f_i^a over every query, population and level."""
+    from .report.plot import difference_ecdf
+
+    _, shares = lv.shares()
+    difference_ecdf(path, lv.difference, lv.runs, shares[-1], len(lv.qids))
