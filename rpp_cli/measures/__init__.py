@@ -119,4 +119,4 @@ def _did_you_mean(name: str) -> str:
 
 # The families register their measures on import (after the names above exist).
 # Import order is listing order (rpp measures).
-from . import preference, search_length, diversity, trec, ir_measures  # noqa: E402,F401,I001
+from . import preference, interleaving, search_length, diversity, trec, ir_measures  # noqa: E402,F401,I001
