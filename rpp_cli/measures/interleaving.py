@@ -19,6 +19,7 @@ import numpy as np
 from ..collection import Collection
 from ..core import interleave
 from ..io.qrels import relevant
+from ..parallel import map_runs
 from . import PREFERENCE, Measure, family, register
 
 # w(k), the stopping weight of position k before normalisation over 1..N (1-based array).
@@ -59,11 +60,11 @@ def relevant_codes(coll: Collection, docs: np.ndarray) -> np.ndarray:
 
 
 def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
-                         stop: str) -> np.ndarray:
+                         stop: str, jobs: int = 1) -> np.ndarray:
     """OI of every ordered pair of runs on every query: (Q, R, R).
 
-    Only pairs a < b go to the kernel; OI(b, a) = −OI(a, b) fills the rest exactly and the
-    diagonal stays 0. Each maximal run of positions with one sign is one difference of the
+    Only pairs a < b go to the kernel, in ``jobs`` blocks on as many threads (it releases the
+    GIL); OI(b, a) = −OI(a, b) fills the rest exactly and the diagonal stays 0. Each maximal run of positions with one sign is one difference of the
     cumulative weights, so a sign held on all of 1..N gives exactly W[N] and |OI| <= 1 holds
     in floating point too. N = 0 (both rankings empty) gives 0.
     """
@@ -75,7 +76,11 @@ def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
     longest = int(np.diff(bounds, axis=1).max(initial=0))
     k = np.arange(1, 2 * longest + 1, dtype=np.float64)
     cumulative = np.concatenate(([0.0], np.cumsum(STOPS[stop](k))))
-    sums, n = interleave(docs, bounds, np.stack([ia, ib], axis=1), rel, cumulative)
+    blocks = np.array_split(np.stack([ia, ib], axis=1), min(max(1, jobs), len(ia)))
+    parts = map_runs(lambda i: interleave(docs, bounds, blocks[i], rel, cumulative),
+                     len(blocks), jobs)
+    sums = np.concatenate([part[0] for part in parts])
+    n = np.concatenate([part[1] for part in parts])
     value = np.divide(sums.sum(axis=2), 2.0 * cumulative[n], out=np.zeros(n.shape),
                       where=n > 0)  # (P, Q)
     out[:, ia, ib] = value.T
@@ -92,6 +97,6 @@ def compute(ctx, measures: list[Measure]) -> None:
     docs, bounds = run_layout(coll)
     rel = relevant_codes(coll, docs)
     for m in measures:
-        per_query = offline_interleaving(docs, bounds, rel, m.options["stop"])
+        per_query = offline_interleaving(docs, bounds, rel, m.options["stop"], ctx.jobs)
         add_preference(ctx.results, m.name, per_query, ctx.per_query)
         ctx.tensors[m.name] = per_query

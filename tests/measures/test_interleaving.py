@@ -212,6 +212,7 @@ def test_kernel_matches_the_reference(runs, relevant):
                     assert got[q, a, b] == pytest.approx(want, abs=1e-12)
         assert (got == -got.transpose(0, 2, 1)).all()
         assert (np.abs(got) <= 1).all()
+        assert (offline_interleaving(docs, bounds, rel, stop, jobs=3) == got).all()  # threads
 
 
 @settings(max_examples=200, deadline=None)
