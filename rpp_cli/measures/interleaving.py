@@ -64,9 +64,10 @@ def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
     """OI of every ordered pair of runs on every query: (Q, R, R).
 
     Only pairs a < b go to the kernel, in ``jobs`` blocks on as many threads (it releases the
-    GIL); OI(b, a) = −OI(a, b) fills the rest exactly and the diagonal stays 0. Each maximal run of positions with one sign is one difference of the
-    cumulative weights, so a sign held on all of 1..N gives exactly W[N] and |OI| <= 1 holds
-    in floating point too. N = 0 (both rankings empty) gives 0.
+    GIL); OI(b, a) = −OI(a, b) fills the rest exactly and the diagonal stays 0. The kernel
+    adds each maximal stretch of positions with one sign as one difference of the cumulative
+    weights, so a sign held on all of 1..N gives exactly W[N] (OI = ±1 exactly). N = 0 (both
+    rankings empty) gives 0.
     """
     n_runs, n_queries = bounds.shape[0], bounds.shape[1] - 1
     out = np.zeros((n_queries, n_runs, n_runs))
