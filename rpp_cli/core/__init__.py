@@ -4,6 +4,7 @@
     split        one tokenizer for every format, columns of offsets        (table.py)
     Dictionary   exact (key, bytes) -> dense code, compared byte for byte  (here, _kernel.c)
     rank_rows    rows -> query asc, score desc, docno desc (bytes)         (here, _kernel.c)
+    interleave   pairs of rankings -> offline-interleaving sums per query   (here, _kernel.c)
 
 Identity of ids is decided by comparing bytes; hashes only find candidates. The kernel
 releases the GIL, so runs can be read and joined by a pool of threads.
@@ -16,8 +17,8 @@ from . import _kernel
 from ._kernel import nested_dicts
 from .table import Column, Table, column_of, line_at, read_bytes, split
 
-__all__ = ["Column", "Dictionary", "Table", "column_of", "first_seen", "group_positions", "line_at", "nested_dicts",
-           "rank_rows", "read_bytes", "split"]
+__all__ = ["Column", "Dictionary", "Table", "column_of", "first_seen", "group_positions",
+           "interleave", "line_at", "nested_dicts", "rank_rows", "read_bytes", "split"]
 
 
 class Dictionary:
@@ -93,3 +94,38 @@ def rank_rows(col: Column, query: np.ndarray, score: np.ndarray, n_queries: int)
     _kernel.rank(col.data, col.starts, col.lens, np.ascontiguousarray(query, dtype=np.int64),
                   np.ascontiguousarray(score, dtype=np.float64), n_queries, order)
     return order
+
+
+def interleave(docs: np.ndarray, bounds: np.ndarray, pairs: np.ndarray, relevant: np.ndarray,
+               cumulative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Offline interleaving of every pair of runs on every query, in one kernel call.
+
+    ``docs`` holds every run's codes in ranking order, ``bounds`` (R, Q + 1) the offsets of
+    run r's query q (``docs[bounds[r, q]:bounds[r, q + 1]]``), ``pairs`` (P, 2) the runs (a, b),
+    ``relevant`` a bool per code and ``cumulative`` W[k] = w(1) + ... + w(k) (W[0] = 0, at
+    least as long as the longest two rankings together, plus one). Returns (P, Q, 2)
+    Σ_k w(k) sgn(c_a(k) − c_b(k)) of the interleaving with a first (0) and b first (1), and
+    (P, Q) N, the items in the interleaving (measures/interleaving.py normalises). Bad
+    arguments raise (the kernel checks every index before its loop).
+    """
+    docs, bounds, pairs = (_integers(x, name) for x, name in
+                           ((docs, "docs"), (bounds, "bounds"), (pairs, "pairs")))
+    relevant, cumulative = np.asarray(relevant), np.asarray(cumulative)
+    if bounds.ndim != 2 or pairs.ndim != 2 or pairs.shape[1] != 2:
+        raise ValueError("interleave: bounds must be (runs, queries + 1), pairs (pairs, 2)")
+    if relevant.dtype != np.bool_ or cumulative.dtype.kind != "f":
+        raise TypeError("interleave: relevant must be bool, cumulative float")
+    sums = np.empty((len(pairs), bounds.shape[1] - 1, 2))
+    n = np.empty(sums.shape[:2], dtype=np.int64)
+    _kernel.interleave(docs, bounds, bounds.shape[1] - 1, pairs,
+                       np.ascontiguousarray(relevant).view(np.uint8),
+                       np.ascontiguousarray(cumulative, dtype=np.float64), sums, n)
+    return sums, n
+
+
+def _integers(x: np.ndarray, name: str) -> np.ndarray:
+    """``x`` as a contiguous int64 array; anything but integers is a TypeError (never cast)."""
+    x = np.asarray(x)
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"interleave: {name} must be integers, got {x.dtype}")
+    return np.ascontiguousarray(x, dtype=np.int64)

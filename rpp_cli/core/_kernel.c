@@ -5,6 +5,8 @@
  *   rank         rows -> order by (query asc, score desc, docno desc by bytes)
  *   StrMap       exact dictionary (int64 key, bytes) -> dense code; identity is decided by
  *                comparing the bytes, the hash only finds candidates
+ *   interleave   offline interleaving of pairs of rankings: per query, the click-weighted
+ *                preference of each team-draft interleaving (measures/interleaving.py)
  *
  * Every function takes and fills flat buffers (numpy arrays, bytes) and knows nothing of
  * files or formats; the Python wrapper (rpp_cli/core) owns the semantics and the messages.
@@ -42,7 +44,7 @@ static int get_array(PyObject *obj, Py_ssize_t itemsize, int writable, Py_buffer
 static Py_ssize_t count_of(const Py_buffer *v) { return v->len / (v->itemsize ? v->itemsize : 1); }
 
 /* The buffers a call holds, released together on its one way out. */
-typedef struct { Py_buffer v[6]; int n; } Views;
+typedef struct { Py_buffer v[8]; int n; } Views;
 
 static Py_buffer *view(Views *vs, PyObject *obj, Py_ssize_t itemsize, int writable,
                        const char *what) {
@@ -405,6 +407,127 @@ static PyObject *nested_dicts(PyObject *self, PyObject *args) {
 done:
     release(&vs);
     return out;
+}
+
+/* ---------------------------------------------------------------- interleave */
+
+/* One team-draft interleaving of rankings A (na codes) and B (nb codes), strict alternation,
+ * A first when a_first: in turn a team appends its best item not yet placed (taken[code] ==
+ * stamp marks placed ones), the other team picking alone once one is exhausted. Every
+ * relevant item placed is a click credited to its team; d(k) = c_a(k) - c_b(k) after k
+ * items. Returns sum over k of w(k) sgn d(k), each maximal run of one sign added as one
+ * difference of the cumulative weights W (W[0] = 0); *n gets N, the items placed. */
+static double interleave_one(const int64_t *A, int64_t na, const int64_t *B, int64_t nb,
+                             const uint8_t *rel, const double *W, uint32_t *taken,
+                             uint32_t stamp, int a_first, int64_t *n) {
+    int64_t ia = 0, ib = 0, k = 0, d = 0, lo = 0;  /* the sign of d holds on positions lo+1..k */
+    double sum = 0.0;
+    int turn_a = a_first;
+    for (;;) {
+        while (ia < na && taken[A[ia]] == stamp) ia++;
+        while (ib < nb && taken[B[ib]] == stamp) ib++;
+        if (ia == na && ib == nb) break;
+        int pick_a = ia < na && (turn_a || ib == nb);
+        int64_t code = pick_a ? A[ia++] : B[ib++];
+        taken[code] = stamp;
+        turn_a = !pick_a;
+        k++;
+        if (!rel[code]) continue;
+        int64_t next = d + (pick_a ? 1 : -1);
+        if ((next > 0) - (next < 0) != (d > 0) - (d < 0)) {  /* the sign changes at k */
+            if (d) sum += d > 0 ? W[k - 1] - W[lo] : -(W[k - 1] - W[lo]);
+            lo = k - 1;
+        }
+        d = next;
+    }
+    if (d) sum += d > 0 ? W[k] - W[lo] : -(W[k] - W[lo]);
+    *n = k;
+    return sum;
+}
+
+/* interleave(docs, bounds, n_queries, pairs, relevant, W, sums_out, n_out) -> None
+ *
+ * docs: int64 codes of every run's rows in ranking order; run r's rows of query q are
+ * docs[bounds[r*(Q+1)+q] : bounds[r*(Q+1)+q+1]]. pairs: int64 (a, b) run indices, flat.
+ * relevant: one byte per code. W: float64 cumulative weights, W[0] = 0. For pair p and
+ * query q: sums_out[(p*Q+q)*2 + f] = interleave_one with a first (f = 0) or b first (f = 1),
+ * n_out[p*Q+q] = N. Every index is checked before the loop, which runs without the GIL. */
+static PyObject *interleave(PyObject *self, PyObject *args) {
+    PyObject *docs_o, *bounds_o, *pairs_o, *rel_o, *w_o, *sums_o, *n_o;
+    Py_ssize_t nq;
+    if (!PyArg_ParseTuple(args, "OOnOOOOO", &docs_o, &bounds_o, &nq, &pairs_o, &rel_o, &w_o,
+                          &sums_o, &n_o))
+        return NULL;
+    Views vs = {.n = 0};
+    PyObject *result = NULL;
+    uint32_t *taken = NULL;
+    Py_buffer *dv, *bv, *pv, *rv, *wv, *sv, *nv;
+    if (!(dv = view(&vs, docs_o, 8, 0, "docs")) || !(bv = view(&vs, bounds_o, 8, 0, "bounds"))
+        || !(pv = view(&vs, pairs_o, 8, 0, "pairs")) || !(rv = view(&vs, rel_o, 1, 0, "relevant"))
+        || !(wv = view(&vs, w_o, 8, 0, "W")) || !(sv = view(&vs, sums_o, 8, 1, "sums"))
+        || !(nv = view(&vs, n_o, 8, 1, "n")))
+        goto done;
+    const int64_t *docs = dv->buf, *bounds = bv->buf, *pairs = pv->buf;
+    const Py_ssize_t n_docs = count_of(dv), n_codes = rv->len, n_w = count_of(wv);
+    const Py_ssize_t n_pairs = count_of(pv) / 2;
+    if (nq < 0 || count_of(bv) % (nq + 1) != 0 || count_of(pv) % 2 != 0
+        || count_of(sv) != n_pairs * nq * 2 || count_of(nv) != n_pairs * nq || n_w < 1) {
+        PyErr_SetString(PyExc_ValueError, "interleave: arrays of inconsistent lengths");
+        goto done;
+    }
+    const Py_ssize_t n_runs = count_of(bv) / (nq + 1);
+    for (Py_ssize_t i = 0; i < count_of(bv); i++)
+        if (bounds[i] < 0 || bounds[i] > n_docs || (i % (nq + 1) && bounds[i] < bounds[i - 1])) {
+            PyErr_SetString(PyExc_ValueError, "interleave: bounds outside docs or decreasing");
+            goto done;
+        }
+    for (Py_ssize_t i = 0; i < n_docs; i++)
+        if (docs[i] < 0 || docs[i] >= n_codes) {
+            PyErr_SetString(PyExc_IndexError, "interleave: code outside relevant");
+            goto done;
+        }
+    for (Py_ssize_t p = 0; p < 2 * n_pairs; p++)
+        if (pairs[p] < 0 || pairs[p] >= n_runs) {
+            PyErr_SetString(PyExc_IndexError, "interleave: run index out of range");
+            goto done;
+        }
+    for (Py_ssize_t p = 0; p < n_pairs; p++)
+        for (Py_ssize_t q = 0; q < nq; q++) {
+            const int64_t *ba = bounds + pairs[2 * p] * (nq + 1) + q;
+            const int64_t *bb = bounds + pairs[2 * p + 1] * (nq + 1) + q;
+            if ((ba[1] - ba[0]) + (bb[1] - bb[0]) >= n_w) {
+                PyErr_SetString(PyExc_ValueError, "interleave: W shorter than two rankings");
+                goto done;
+            }
+        }
+    taken = calloc((size_t)n_codes + 1, sizeof *taken);
+    if (!taken) { PyErr_NoMemory(); goto done; }
+    const uint8_t *rel = rv->buf;
+    const double *W = wv->buf;
+    double *sums = sv->buf;
+    int64_t *n_out = nv->buf;
+    Py_BEGIN_ALLOW_THREADS
+    uint32_t stamp = 0;
+    for (Py_ssize_t p = 0; p < n_pairs; p++)
+        for (Py_ssize_t q = 0; q < nq; q++) {
+            const int64_t *ba = bounds + pairs[2 * p] * (nq + 1) + q;
+            const int64_t *bb = bounds + pairs[2 * p + 1] * (nq + 1) + q;
+            for (int f = 0; f < 2; f++) {
+                if (++stamp == UINT32_MAX) {  /* every stamp used: start again from clean */
+                    memset(taken, 0, ((size_t)n_codes + 1) * sizeof *taken);
+                    stamp = 1;
+                }
+                sums[(p * nq + q) * 2 + f] = interleave_one(
+                    docs + ba[0], ba[1] - ba[0], docs + bb[0], bb[1] - bb[0], rel, W, taken,
+                    stamp, f == 0, &n_out[p * nq + q]);
+            }
+        }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    free(taken);
+    release(&vs);
+    return result;
 }
 
 /* ---------------------------------------------------------------- StrMap */
@@ -784,6 +907,7 @@ static PyMethodDef methods[] = {
     {"nested_dicts", nested_dicts, METH_VARARGS, "{key: {name: value}} from arrays"},
     {"parse_floats", parse_floats, METH_VARARGS, "tokens -> finite doubles"},
     {"rank", rank, METH_VARARGS, "order rows by query, score desc, docno desc"},
+    {"interleave", interleave, METH_VARARGS, "offline interleaving of pairs of rankings"},
     {NULL}
 };
 

@@ -132,5 +132,5 @@ def _did_you_mean(name: str) -> str:
 
 # The families register their measures on import (after the names above exist).
 # Import order is listing order (rpp measures).
-from . import (preference, lexicographic, search_length, rank_biased, diversity,  # noqa: E402,F401,I001
-               trec, ir_measures)
+from . import (preference, lexicographic, interleaving, search_length,  # noqa: E402,F401,I001
+               rank_biased, diversity, trec, ir_measures)

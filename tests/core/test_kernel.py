@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rpp_cli.core import Dictionary, _kernel, column_of, rank_rows
+from rpp_cli.core import Dictionary, _kernel, column_of, interleave, rank_rows
 
 # -- split ---------------------------------------------------------------------------------
 
@@ -200,3 +200,95 @@ def test_bad_arguments_are_python_errors_not_crashes():
                                  np.zeros(1, dtype=np.uint8), 0)  # repeat too short
     with pytest.raises(IndexError):
         _kernel.nested_dicts(["q"], np.array([0, 1]), ["a"], np.array([3]), [1.0])
+
+
+def interleave_args(**change):
+    """Good arguments of _kernel.interleave (2 runs, 1 query, codes 0-2), with ``change``."""
+    args = {"docs": np.array([0, 1, 2, 1]), "bounds": np.array([0, 2, 2, 4]), "nq": 1,
+            "pairs": np.array([0, 1]), "rel": np.ones(3, dtype=np.uint8), "W": np.arange(5.0),
+            "sums": np.zeros(2), "n": np.zeros(1, dtype=np.int64)}
+    return list({**args, **change}.values())
+
+
+@pytest.mark.parametrize("change, error", [
+    ({}, None),
+    ({"docs": np.array([0, 1, 3, 1])}, IndexError),  # a code past relevant
+    ({"docs": np.array([0, -1, 2, 1])}, IndexError),
+    ({"pairs": np.array([0, 2])}, IndexError),  # no run 2
+    ({"pairs": np.array([0, 1, 1])}, ValueError),
+    ({"bounds": np.array([0, 2, 2, 5])}, ValueError),  # past docs
+    ({"bounds": np.array([0, 2, 3, 2])}, ValueError),  # decreasing
+    ({"bounds": np.array([0, 2, 2])}, ValueError),  # not runs x (queries + 1)
+    ({"nq": -1}, ValueError),
+    ({"W": np.arange(4.0)}, ValueError),  # two rankings of 2 need W[0..4]
+    ({"sums": np.zeros(3)}, ValueError),
+    ({"n": np.zeros(2, dtype=np.int64)}, ValueError),
+    ({"docs": np.array([0, 1, 2, 1], dtype=np.int32)}, TypeError),
+    ({"W": np.arange(5, dtype=np.float32)}, TypeError),
+    ({"sums": np.zeros(2)[::-1]}, ValueError),  # not contiguous
+])
+def test_interleave_checks_its_arguments(change, error):
+    args = interleave_args(**change)
+    if error is None:
+        _kernel.interleave(*args)
+        # a = [0 1], b = [2 1], all relevant, W[k] = k. a first: 0(a) 2(b) 1(a), signs + 0 +;
+        # b first: 2(b) 0(a) 1(b), signs - 0 -. N = 3.
+        assert args[-1].tolist() == [3] and args[-2].tolist() == [2.0, -2.0]
+    else:
+        with pytest.raises(error):
+            _kernel.interleave(*args)
+
+
+def test_interleave_wrapper_refuses_what_it_would_have_to_cast():
+    docs, bounds, rel, w = np.array([0, 1]), np.array([[0, 1], [1, 2]]), np.ones(2, bool), \
+        np.arange(3.0)
+    with pytest.raises(TypeError):
+        interleave(docs.astype(float), bounds, np.array([[0, 1]]), rel, w)
+    with pytest.raises(TypeError):
+        interleave(docs, bounds, np.array([[0, 1]]), rel.astype(np.uint8), w)
+    with pytest.raises(ValueError):
+        interleave(docs, bounds, np.array([0, 1]), rel, w)
+    assert interleave(docs, bounds, np.array([[0, 1]]), rel, w)[1].tolist() == [[2]]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data(), st.integers(1, 3), st.integers(0, 3),
+       st.sampled_from(["none", "code", "bound", "pair", "W", "relevant"]), st.integers(-2, 9))
+def test_interleave_raises_or_counts(data, n_runs, nq, corrupt, value):
+    """Valid rankings with at most one argument corrupted: a Python error (never for valid
+    ones), or else N = |A ∪ B| and |Σ_k sgn| <= N for every pair and query."""
+    ranking = st.lists(st.integers(0, 6), max_size=5, unique=True)
+    runs = [[data.draw(ranking) for _ in range(nq)] for _ in range(n_runs)]
+    docs = [c for run in runs for r in run for c in r]
+    sizes = [len(r) for run in runs for r in run]
+    ends = np.cumsum([0] + sizes)
+    bounds = np.concatenate([ends[r * nq:(r + 1) * nq + 1] for r in range(n_runs)]).tolist()
+    pairs = data.draw(st.lists(st.integers(0, n_runs - 1), max_size=6))
+    pairs = pairs[:len(pairs) // 2 * 2]  # flat (a, b) pairs
+    n_codes, n_w = 7, 11
+    if corrupt == "code" and docs:
+        docs[value % len(docs)] = value + 5  # 7 or more: outside relevant, or negative
+    elif corrupt == "bound":
+        bounds[value % len(bounds)] = value
+    elif corrupt == "pair" and pairs:
+        pairs[value % len(pairs)] = value
+    elif corrupt == "W":
+        n_w = value
+    elif corrupt == "relevant":
+        n_codes = max(0, value)
+    n_pairs = len(pairs) // 2
+    sums, n = np.zeros(2 * n_pairs * nq), np.zeros(n_pairs * nq, dtype=np.int64)
+    try:
+        _kernel.interleave(np.array(docs, dtype=np.int64), np.array(bounds, dtype=np.int64), nq,
+                           np.array(pairs, dtype=np.int64), np.ones(n_codes, dtype=np.uint8),
+                           np.arange(float(max(n_w, 0))), sums, n)
+    except (ValueError, IndexError):
+        assert corrupt != "none"
+        return
+    b = np.array(bounds).reshape(-1, nq + 1)
+    for p in range(n_pairs):
+        for q in range(nq):
+            ra, rb = (docs[b[r, q]:b[r, q + 1]] for r in pairs[2 * p:2 * p + 2])
+            i = p * nq + q
+            assert n[i] == len(set(ra) | set(rb))
+            assert abs(sums[2 * i]) <= n[i] and abs(sums[2 * i + 1]) <= n[i]  # W[k] = k
