@@ -291,3 +291,14 @@ def test_listed_and_not_default():
     default = rpp("eval", FIXTURES / "paper" / "qrels", FIXTURES / "paper" / "run.X",
                   FIXTURES / "paper" / "run.Y")
     assert default.code == 0 and "oi" not in {k[0] for k in parse_lines(default.out)}
+
+
+def test_max_docs_cuts_before_interleaving(tiny):
+    """-M 1 on test_by_hand's runs: a = [r1], b = [n1], N = 2.
+    a first: r1(a) n1(b): c_a - c_b = 1 1, signs + +; b first: n1(b) r1(a): 0 1, signs 0 +.
+    oi = ½ (2/2 + 1/2) = 3/4."""
+    q, runs = tiny([("q", "r1", 1), ("q", "r2", 1), ("q", "r3", 1), ("q", "n1", 0)],
+                   {"A": {"q": ["r1", "n1", "r2"]}, "B": {"q": ["n1", "r3", "x"]}})
+    res = rpp(*EVAL, "-M", "1", q, *runs)
+    assert res.code == 0, res.err
+    assert pair_values(res.out, "oi")[("A", "B")] == pytest.approx(3 / 4, abs=1e-12)
