@@ -24,7 +24,7 @@ DEFAULT_PERSISTENCE = 0.8
 def rbp_measure(name: str, param: str) -> Measure:
     """The measure for ``rbp`` (p = 0.8) or ``rbp.P``; outputs named as typed."""
     p = DEFAULT_PERSISTENCE
-    if param:
+    if name != "rbp":  # rbp.P (``rbp.`` alone is no persistence)
         try:
             p = float(param)
         except ValueError:

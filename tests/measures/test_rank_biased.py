@@ -44,7 +44,7 @@ def test_level_makes_grade_1_non_relevant(collection):
     assert ("rbp.0.5", "q2", "a") not in got
 
 
-@pytest.mark.parametrize("name", ["rbp.1", "rbp.0", "rbp.x", "rbp.-0.5", "rbp.nan"])
+@pytest.mark.parametrize("name", ["rbp.1", "rbp.0", "rbp.x", "rbp.-0.5", "rbp.nan", "rbp."])
 def test_bad_persistence(collection, name):
     res = rpp("eval", "-m", name, *_args(collection))
     assert res.code == 2
