@@ -102,8 +102,9 @@ def interleave(docs: np.ndarray, bounds: np.ndarray, pairs: np.ndarray, relevant
 
     ``docs`` holds every run's codes in ranking order, ``bounds`` (R, Q + 1) the offsets of
     run r's query q (``docs[bounds[r, q]:bounds[r, q + 1]]``), ``pairs`` (P, 2) the runs (a, b),
-    ``relevant`` a bool per code and ``cumulative`` W[k] = w(1) + ... + w(k) (W[0] = 0, at
-    least as long as the longest two rankings together, plus one). Returns (P, Q, 2)
+    ``relevant`` a bool per code and ``cumulative`` (K, M): M columns of cumulative weights
+    W[k] = w(1) + ... + w(k) (W[0] = 0, K at least the longest two rankings together, plus
+    one), so that several user models share one walk. Returns (P, Q, 2, M)
     Σ_k w(k) sgn(c_a(k) − c_b(k)) of the interleaving with a first (0) and b first (1), and
     (P, Q) N, the items in the interleaving (measures/interleaving.py normalises). Bad
     arguments raise (the kernel checks every index before its loop).
@@ -111,15 +112,17 @@ def interleave(docs: np.ndarray, bounds: np.ndarray, pairs: np.ndarray, relevant
     docs, bounds, pairs = (_integers(x, name) for x, name in
                            ((docs, "docs"), (bounds, "bounds"), (pairs, "pairs")))
     relevant, cumulative = np.asarray(relevant), np.asarray(cumulative)
-    if bounds.ndim != 2 or pairs.ndim != 2 or pairs.shape[1] != 2:
-        raise ValueError("interleave: bounds must be (runs, queries + 1), pairs (pairs, 2)")
+    if bounds.ndim != 2 or pairs.ndim != 2 or pairs.shape[1] != 2 or cumulative.ndim != 2:
+        raise ValueError("interleave: bounds must be (runs, queries + 1), pairs (pairs, 2), "
+                         "cumulative (positions + 1, models)")
     if relevant.dtype != np.bool_ or cumulative.dtype.kind != "f":
         raise TypeError("interleave: relevant must be bool, cumulative float")
-    sums = np.empty((len(pairs), bounds.shape[1] - 1, 2))
+    sums = np.empty((len(pairs), bounds.shape[1] - 1, 2, cumulative.shape[1]))
     n = np.empty(sums.shape[:2], dtype=np.int64)
     _kernel.interleave(docs, bounds, bounds.shape[1] - 1, pairs,
                        np.ascontiguousarray(relevant).view(np.uint8),
-                       np.ascontiguousarray(cumulative, dtype=np.float64), sums, n)
+                       np.ascontiguousarray(cumulative, dtype=np.float64), cumulative.shape[1],
+                       sums, n)
     return sums, n
 
 

@@ -411,17 +411,26 @@ done:
 
 /* ---------------------------------------------------------------- interleave */
 
+/* Add sign * (W[hi] - W[lo]) to out[0..m-1]: W holds m cumulative weight columns, row-major. */
+static inline void add_stretch(double *out, const double *W, Py_ssize_t m, int64_t lo,
+                               int64_t hi, int64_t sign) {
+    for (Py_ssize_t j = 0; j < m; j++) {
+        double w = W[hi * m + j] - W[lo * m + j];
+        out[j] += sign > 0 ? w : -w;
+    }
+}
+
 /* One team-draft interleaving of rankings A (na codes) and B (nb codes), strict alternation,
  * A first when a_first: in turn a team appends its best item not yet placed (taken[code] ==
  * stamp marks placed ones), the other team picking alone once one is exhausted. Every
  * relevant item placed is a click credited to its team; d(k) = c_a(k) - c_b(k) after k
- * items. Returns sum over k of w(k) sgn d(k), each maximal run of one sign added as one
- * difference of the cumulative weights W (W[0] = 0); *n gets N, the items placed. */
-static double interleave_one(const int64_t *A, int64_t na, const int64_t *B, int64_t nb,
-                             const uint8_t *rel, const double *W, uint32_t *taken,
-                             uint32_t stamp, int a_first, int64_t *n) {
+ * items. Adds to out[j] the sum over k of w_j(k) sgn d(k) for each of the m weight columns,
+ * each maximal run of one sign as one difference of the cumulative weights W (W[0] = 0);
+ * returns N, the items placed. */
+static int64_t interleave_one(const int64_t *A, int64_t na, const int64_t *B, int64_t nb,
+                              const uint8_t *rel, const double *W, Py_ssize_t m, double *out,
+                              uint32_t *taken, uint32_t stamp, int a_first) {
     int64_t ia = 0, ib = 0, k = 0, d = 0, lo = 0;  /* the sign of d holds on positions lo+1..k */
-    double sum = 0.0;
     int turn_a = a_first;
     for (;;) {
         while (ia < na && taken[A[ia]] == stamp) ia++;
@@ -435,28 +444,28 @@ static double interleave_one(const int64_t *A, int64_t na, const int64_t *B, int
         if (!rel[code]) continue;
         int64_t next = d + (pick_a ? 1 : -1);
         if ((next > 0) - (next < 0) != (d > 0) - (d < 0)) {  /* the sign changes at k */
-            if (d) sum += d > 0 ? W[k - 1] - W[lo] : -(W[k - 1] - W[lo]);
+            if (d) add_stretch(out, W, m, lo, k - 1, d);
             lo = k - 1;
         }
         d = next;
     }
-    if (d) sum += d > 0 ? W[k] - W[lo] : -(W[k] - W[lo]);
-    *n = k;
-    return sum;
+    if (d) add_stretch(out, W, m, lo, k, d);
+    return k;
 }
 
-/* interleave(docs, bounds, n_queries, pairs, relevant, W, sums_out, n_out) -> None
+/* interleave(docs, bounds, n_queries, pairs, relevant, W, m, sums_out, n_out) -> None
  *
  * docs: int64 codes of every run's rows in ranking order; run r's rows of query q are
  * docs[bounds[r*(Q+1)+q] : bounds[r*(Q+1)+q+1]]. pairs: int64 (a, b) run indices, flat.
- * relevant: one byte per code. W: float64 cumulative weights, W[0] = 0. For pair p and
- * query q: sums_out[(p*Q+q)*2 + f] = interleave_one with a first (f = 0) or b first (f = 1),
- * n_out[p*Q+q] = N. Every index is checked before the loop, which runs without the GIL. */
+ * relevant: one byte per code. W: float64 cumulative weights, m columns row-major, W[0] = 0.
+ * For pair p, query q and column j: sums_out[((p*Q+q)*2 + f)*m + j] = the sum of
+ * interleave_one with a first (f = 0) or b first (f = 1), n_out[p*Q+q] = N. Every index is
+ * checked before the loop, which runs without the GIL. */
 static PyObject *interleave(PyObject *self, PyObject *args) {
     PyObject *docs_o, *bounds_o, *pairs_o, *rel_o, *w_o, *sums_o, *n_o;
-    Py_ssize_t nq;
-    if (!PyArg_ParseTuple(args, "OOnOOOOO", &docs_o, &bounds_o, &nq, &pairs_o, &rel_o, &w_o,
-                          &sums_o, &n_o))
+    Py_ssize_t nq, m;
+    if (!PyArg_ParseTuple(args, "OOnOOOnOO", &docs_o, &bounds_o, &nq, &pairs_o, &rel_o, &w_o,
+                          &m, &sums_o, &n_o))
         return NULL;
     Views vs = {.n = 0};
     PyObject *result = NULL;
@@ -468,10 +477,12 @@ static PyObject *interleave(PyObject *self, PyObject *args) {
         || !(nv = view(&vs, n_o, 8, 1, "n")))
         goto done;
     const int64_t *docs = dv->buf, *bounds = bv->buf, *pairs = pv->buf;
-    const Py_ssize_t n_docs = count_of(dv), n_codes = rv->len, n_w = count_of(wv);
+    const Py_ssize_t n_docs = count_of(dv), n_codes = rv->len;
     const Py_ssize_t n_pairs = count_of(pv) / 2;
-    if (nq < 0 || count_of(bv) % (nq + 1) != 0 || count_of(pv) % 2 != 0
-        || count_of(sv) != n_pairs * nq * 2 || count_of(nv) != n_pairs * nq || n_w < 1) {
+    const Py_ssize_t n_w = m > 0 ? count_of(wv) / m : 0;  /* rows of W */
+    if (nq < 0 || m < 1 || count_of(wv) % m != 0 || count_of(bv) % (nq + 1) != 0
+        || count_of(pv) % 2 != 0 || count_of(sv) != n_pairs * nq * 2 * m
+        || count_of(nv) != n_pairs * nq || n_w < 1) {
         PyErr_SetString(PyExc_ValueError, "interleave: arrays of inconsistent lengths");
         goto done;
     }
@@ -517,9 +528,11 @@ static PyObject *interleave(PyObject *self, PyObject *args) {
                     memset(taken, 0, ((size_t)n_codes + 1) * sizeof *taken);
                     stamp = 1;
                 }
-                sums[(p * nq + q) * 2 + f] = interleave_one(
-                    docs + ba[0], ba[1] - ba[0], docs + bb[0], bb[1] - bb[0], rel, W, taken,
-                    stamp, f == 0, &n_out[p * nq + q]);
+                double *out = sums + ((p * nq + q) * 2 + f) * m;
+                memset(out, 0, (size_t)m * sizeof *out);
+                n_out[p * nq + q] = interleave_one(
+                    docs + ba[0], ba[1] - ba[0], docs + bb[0], bb[1] - bb[0], rel, W, m, out,
+                    taken, stamp, f == 0);
             }
         }
     Py_END_ALLOW_THREADS

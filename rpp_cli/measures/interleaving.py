@@ -60,8 +60,9 @@ def relevant_codes(coll: Collection, docs: np.ndarray) -> np.ndarray:
 
 
 def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
-                         stop: str, jobs: int = 1) -> np.ndarray:
-    """OI of every ordered pair of runs on every query: (Q, R, R).
+                         stops: list[str], jobs: int = 1) -> np.ndarray:
+    """OI of every ordered pair of runs on every query under each user model of ``stops``:
+    (M, Q, R, R), from one walk of every interleaving.
 
     Only pairs a < b go to the kernel, in ``jobs`` blocks on as many threads (it releases the
     GIL); OI(b, a) = −OI(a, b) fills the rest exactly and the diagonal stays 0. The kernel
@@ -70,34 +71,36 @@ def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
     rankings empty) gives 0.
     """
     n_runs, n_queries = bounds.shape[0], bounds.shape[1] - 1
-    out = np.zeros((n_queries, n_runs, n_runs))
+    out = np.zeros((len(stops), n_queries, n_runs, n_runs))
     ia, ib = np.triu_indices(n_runs, 1)
     if len(ia) == 0:
         return out
     longest = int(np.diff(bounds, axis=1).max(initial=0))
     k = np.arange(1, 2 * longest + 1, dtype=np.float64)
-    cumulative = np.concatenate(([0.0], np.cumsum(STOPS[stop](k))))
+    weights = np.stack([STOPS[stop](k) for stop in stops], axis=1)  # (K, M)
+    cumulative = np.concatenate((np.zeros((1, len(stops))), np.cumsum(weights, axis=0)))
     blocks = np.array_split(np.stack([ia, ib], axis=1), min(max(1, jobs), len(ia)))
     parts = map_runs(lambda i: interleave(docs, bounds, blocks[i], rel, cumulative),
                      len(blocks), jobs)
-    sums = np.concatenate([part[0] for part in parts])
-    n = np.concatenate([part[1] for part in parts])
-    value = np.divide(sums.sum(axis=2), 2.0 * cumulative[n], out=np.zeros(n.shape),
-                      where=n > 0)  # (P, Q)
-    out[:, ia, ib] = value.T
-    out[:, ib, ia] = -value.T
+    sums = np.concatenate([part[0] for part in parts])  # (P, Q, 2, M)
+    n = np.concatenate([part[1] for part in parts])  # (P, Q)
+    value = np.divide(sums.sum(axis=2), 2.0 * cumulative[n], out=np.zeros(n.shape + (len(stops),)),
+                      where=(n > 0)[..., None])  # (P, Q, M)
+    out[:, :, ia, ib] = value.transpose(2, 1, 0)
+    out[:, :, ib, ia] = -value.transpose(2, 1, 0)
     return out
 
 
 @family("interleaving")
 def compute(ctx, measures: list[Measure]) -> None:
-    """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results."""
+    """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results
+    (every user model from one walk of the interleavings)."""
     from ..aggregate import add_preference
 
     coll = ctx.collection
     docs, bounds = run_layout(coll)
-    rel = relevant_codes(coll, docs)
-    for m in measures:
-        per_query = offline_interleaving(docs, bounds, rel, m.options["stop"], ctx.jobs)
+    tensors = offline_interleaving(docs, bounds, relevant_codes(coll, docs),
+                                   [m.options["stop"] for m in measures], ctx.jobs)
+    for m, per_query in zip(measures, tensors):
         add_preference(ctx.results, m.name, per_query, ctx.per_query)
         ctx.tensors[m.name] = per_query

@@ -206,7 +206,7 @@ def interleave_args(**change):
     """Good arguments of _kernel.interleave (2 runs, 1 query, codes 0-2), with ``change``."""
     args = {"docs": np.array([0, 1, 2, 1]), "bounds": np.array([0, 2, 2, 4]), "nq": 1,
             "pairs": np.array([0, 1]), "rel": np.ones(3, dtype=np.uint8), "W": np.arange(5.0),
-            "sums": np.zeros(2), "n": np.zeros(1, dtype=np.int64)}
+            "m": 1, "sums": np.zeros(2), "n": np.zeros(1, dtype=np.int64)}
     return list({**args, **change}.values())
 
 
@@ -221,6 +221,9 @@ def interleave_args(**change):
     ({"bounds": np.array([0, 2, 2])}, ValueError),  # not runs x (queries + 1)
     ({"nq": -1}, ValueError),
     ({"W": np.arange(4.0)}, ValueError),  # two rankings of 2 need W[0..4]
+    ({"m": 0}, ValueError),
+    ({"m": 2}, ValueError),  # W of 5 values is not 2 columns, sums not 2 x 2
+    ({"W": np.arange(10.0), "m": 2}, ValueError),  # 2 columns need 2 x 2 sums
     ({"sums": np.zeros(3)}, ValueError),
     ({"n": np.zeros(2, dtype=np.int64)}, ValueError),
     ({"docs": np.array([0, 1, 2, 1], dtype=np.int32)}, TypeError),
@@ -239,15 +242,26 @@ def test_interleave_checks_its_arguments(change, error):
             _kernel.interleave(*args)
 
 
+def test_interleave_columns_are_independent_walk_sums():
+    """Two weight columns in one walk give each column's single-column sums (same example
+    as above, W1[k] = k, W2[k] = 10 k)."""
+    w = np.arange(5.0)
+    args = interleave_args(W=np.stack([w, 10 * w], axis=1).ravel(), m=2, sums=np.zeros(4))
+    _kernel.interleave(*args)
+    assert args[-2].tolist() == [2.0, 20.0, -2.0, -20.0] and args[-1].tolist() == [3]
+
+
 def test_interleave_wrapper_refuses_what_it_would_have_to_cast():
     docs, bounds, rel, w = np.array([0, 1]), np.array([[0, 1], [1, 2]]), np.ones(2, bool), \
-        np.arange(3.0)
+        np.arange(3.0)[:, None]
     with pytest.raises(TypeError):
         interleave(docs.astype(float), bounds, np.array([[0, 1]]), rel, w)
     with pytest.raises(TypeError):
         interleave(docs, bounds, np.array([[0, 1]]), rel.astype(np.uint8), w)
     with pytest.raises(ValueError):
         interleave(docs, bounds, np.array([0, 1]), rel, w)
+    with pytest.raises(ValueError):  # weights are (positions + 1, models)
+        interleave(docs, bounds, np.array([[0, 1]]), rel, w[:, 0])
     assert interleave(docs, bounds, np.array([[0, 1]]), rel, w)[1].tolist() == [[2]]
 
 
@@ -281,7 +295,7 @@ def test_interleave_raises_or_counts(data, n_runs, nq, corrupt, value):
     try:
         _kernel.interleave(np.array(docs, dtype=np.int64), np.array(bounds, dtype=np.int64), nq,
                            np.array(pairs, dtype=np.int64), np.ones(n_codes, dtype=np.uint8),
-                           np.arange(float(max(n_w, 0))), sums, n)
+                           np.arange(float(max(n_w, 0))), 1, sums, n)
     except (ValueError, IndexError):
         assert corrupt != "none"
         return

@@ -204,8 +204,10 @@ def test_kernel_matches_the_reference(runs, relevant):
                              np.cumsum(sizes, axis=1)], axis=1)
     bounds += np.cumsum(np.concatenate(([0], sizes.sum(axis=1)[:-1])))[:, None]
     rel = np.isin(np.arange(15), list(relevant))
-    for stop, fn in (("uniform", STOPS["oi"]), ("dcg", STOPS["dcgoi"])):
-        got = offline_interleaving(docs, bounds, rel, stop)
+    both = offline_interleaving(docs, bounds, rel, ["uniform", "dcg"])  # one walk, two models
+    for m, (stop, fn) in enumerate((("uniform", STOPS["oi"]), ("dcg", STOPS["dcgoi"]))):
+        (got,) = offline_interleaving(docs, bounds, rel, [stop])
+        assert (both[m] == got).all()
         for q in range(n_queries):
             for a in range(len(runs)):
                 for b in range(len(runs)):
@@ -213,7 +215,7 @@ def test_kernel_matches_the_reference(runs, relevant):
                     assert got[q, a, b] == pytest.approx(want, abs=1e-12)
         assert (got == -got.transpose(0, 2, 1)).all()
         assert (np.abs(got) <= 1).all()
-        assert (offline_interleaving(docs, bounds, rel, stop, jobs=3) == got).all()  # threads
+        assert (offline_interleaving(docs, bounds, rel, [stop], jobs=3)[0] == got).all()
 
 
 @settings(max_examples=200, deadline=None)
@@ -225,7 +227,7 @@ def test_kernel_is_antisymmetric_by_itself(a, b, relevant):
     docs = np.array(a + b, dtype=np.int64)
     bounds = np.array([[0, len(a)], [len(a), len(a) + len(b)]])
     rel = np.isin(np.arange(15), list(relevant))
-    cumulative = np.concatenate(([0.0], np.cumsum(1 / np.log2(np.arange(2, 26)))))
+    cumulative = np.concatenate(([0.0], np.cumsum(1 / np.log2(np.arange(2, 26)))))[:, None]
     sums, n = interleave(docs, bounds, np.array([[0, 1], [1, 0], [0, 0]]), rel, cumulative)
     assert (sums[1, 0, ::-1] == -sums[0, 0]).all()
     assert sums[2, 0].sum() == 0
