@@ -21,7 +21,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
 from dataclasses import dataclass
 from itertools import chain
 from typing import Callable, Iterator, TextIO
@@ -31,7 +30,7 @@ import numpy as np
 from .collection import Collection, Populations, graded_populations, worst_case_positions
 from .errors import InputError
 from .evaluate import Options, load
-from .report import discard_stdout
+from .report import reader_may_leave
 from .report.common import number, write_lines
 from .results import ALL
 from .subtopics import BACKGROUND, labelled_subtopic_populations, subtopic_key
@@ -166,13 +165,8 @@ def write(lv: Levels, fmt: str, out: TextIO, precision: int = 4, summary: bool =
     (``| head``) ends the output quietly, as :func:`rpp_cli.report.write` does."""
     line = _LINES[fmt]
     header = [",".join(FIELDS) + "\n"] if fmt == "csv" else []
-    try:
+    with reader_may_leave(out):
         write_lines(out, chain(header, (line(row, precision) for row in rows(lv, summary))))
-        out.flush()
-    except BrokenPipeError:
-        if out is not sys.stdout:
-            raise
-        discard_stdout()
 
 
 def plot(lv: Levels, path: str) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TextIO
+from contextlib import contextmanager
+from typing import Iterator, TextIO
 
 from ..results import Results
 from . import csv, jsonl, latex, markdown, matrix, trec
@@ -27,8 +28,16 @@ def write(results: Results, fmt: str = "trec", out: TextIO | None = None, precis
     the command goes on to its own exit status (a check still fails or passes).
     """
     out = sys.stdout if out is None else out
-    try:
+    with reader_may_leave(out):
         WRITERS[fmt].write(results, out, precision, summary)
+
+
+@contextmanager
+def reader_may_leave(out: TextIO) -> Iterator[None]:
+    """Write inside this block, then flush; if the reader of stdout has gone (``| head``),
+    drop the rest of the output quietly (another stream's BrokenPipeError propagates)."""
+    try:
+        yield
         out.flush()
     except BrokenPipeError:
         if out is not sys.stdout:
