@@ -69,8 +69,8 @@ class Subject:
 
     name: str
     values: np.ndarray  # metric (Q, R) or preference (Q, R, R)
-    ordering: str = "mean"
-    measure: str = ""
+    ordering: str  # "mean" for a metric, one of ORDERINGS for a preference measure
+    measure: str
 
     def scores(self, weights: np.ndarray | None = None,
                runs: np.ndarray | None = None) -> np.ndarray:
@@ -204,7 +204,7 @@ class Meta:
     def _ties_jobs(self) -> list[Job]:
         def job() -> None:
             self._add("ties", [s.measure for s in self.measured],
-                      [float(np.mean(pair_values(s.values) == 0)) for s in self.measured])
+                      [tie_share(s.values) for s in self.measured])
         return [job]
 
     # -- agreement -----------------------------------------------------------------------
@@ -308,6 +308,12 @@ class Meta:
             self._add("predictive_tau", [a.name for a, _ in pairs], values,
                       [b.name for _, b in pairs])
         return [job]
+
+
+def tie_share(values: np.ndarray) -> float:
+    """Share of (query, run pair) on which a measure's per-query values (Q, R) or preferences
+    (Q, R, R) do not tell the two runs apart."""
+    return float(np.mean(pair_values(values) == 0))
 
 
 def pearson_r(x: np.ndarray, y: np.ndarray) -> float:

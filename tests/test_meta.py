@@ -9,7 +9,6 @@ from scipy import stats as scipy_stats
 
 from rpp_cli.evaluate import Options
 from rpp_cli.meta import MetaOptions, plan_meta, random_subsets, subsample_judgments
-from rpp_cli.results import Results
 from rpp_cli.stats import pair_values
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
@@ -199,15 +198,13 @@ def test_top_runs_keep_ties_at_the_cut():
 
 def test_ties_by_hand():
     """3 runs, 2 queries: per-query metric values (1, 1, 0) and (0.5, 0.2, 0.5): pairs
-    (a,b), (a,c), (b,c) tie on q1 once and on q2 once: ties = 2/6."""
-    from rpp_cli.meta import Meta, Subject
+    (a,b), (a,c), (b,c) tie on q1 once and on q2 once: 2/6. A preference tensor ties where
+    RPP(a, b) = 0: one of the 3 pairs on one query: 1/3."""
+    from rpp_cli.meta import tie_share
 
-    meta = Meta.__new__(Meta)
-    meta.measured = [Subject("m", np.array([[1.0, 1.0, 0.0], [0.5, 0.2, 0.5]]), "mean", "m")]
-    meta.results = Results([], ["m"])
-    meta._index = {"m": 0}
-    meta._ties_jobs()[0]()
-    assert meta.results.value("ties", "all", "m") == pytest.approx(2 / 6)
+    assert tie_share(np.array([[1.0, 1.0, 0.0], [0.5, 0.2, 0.5]])) == pytest.approx(2 / 6)
+    pref = np.array([[[0, 0.5, 0], [-0.5, 0, 1], [0, -1, 0]]], dtype=float)
+    assert tie_share(pref) == pytest.approx(1 / 3)
 
 
 def test_agreement_sign_and_r_match_scipy(base):
