@@ -20,7 +20,7 @@ import numpy as np
 from . import PREFERENCE, Measure, family, register
 from .preference import pair_blocks
 from .search_length import relevant_population
-from ..collection import worst_case_positions
+from ..collection import Populations, worst_case_positions
 
 register(Measure("lexiprecision", PREFERENCE, "lexicographic",
                  "lexiprecision (sgnLP): sign at the first recall level where the two runs' "
@@ -58,13 +58,12 @@ def decisive_levels(diff: np.ndarray, bounds: np.ndarray, direction: str
     return np.where(decided, found, 0), decided
 
 
-def lexicographic(positions: np.ndarray, pops, n_queries: int, direction: str,
+def lexicographic(positions: np.ndarray, pops: Populations, n_queries: int, direction: str,
                   value: str) -> np.ndarray:
     """(Q, R, R) lexicographic preference of every ordered run pair on every query."""
     n_runs = positions.shape[0]
     out = np.zeros((n_queries, n_runs, n_runs))
-    level_query = pops.seg_query[pops.member_seg]
-    for q0, q1, ia, ib, diff, bounds in pair_blocks(positions, pops, n_queries):
+    for q0, q1, lo, ia, ib, diff, bounds in pair_blocks(positions, pops, n_queries):
         if diff.shape[1] == 0:
             continue
         at, decided = decisive_levels(diff, bounds, direction)
@@ -72,7 +71,6 @@ def lexicographic(positions: np.ndarray, pops, n_queries: int, direction: str,
         if value == "sign":
             vals = np.sign(diff[rows, at]).astype(np.float64)
         else:
-            lo = int(np.searchsorted(level_query, q0))
             f = positions[:, lo:lo + diff.shape[1]].astype(np.float64)
             vals = 1.0 / f[ia[:, None], at] - 1.0 / f[ib[:, None], at]
         vals = np.where(decided, vals, 0.0)

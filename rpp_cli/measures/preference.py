@@ -56,11 +56,13 @@ def level_weights(pops: Populations, discount: str) -> np.ndarray:
 
 
 def pair_blocks(positions: np.ndarray, pops: Populations, n_queries: int
-                ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+                ) -> Iterator[tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray,
+                                    np.ndarray]]:
     """The position differences f^b - f^a of every run pair a < b, a block of queries at a
-    time (bounded memory at any scale): yields (q0, q1, ia, ib, diff, bounds), where ``diff`` is
-    (pairs, levels of queries q0..q1-1) and ``bounds`` the first level of each of those queries
-    within the block. diff > 0: run a places that member higher."""
+    time (bounded memory at any scale): yields (q0, q1, lo, ia, ib, diff, bounds), where
+    ``diff`` is (pairs, levels of queries q0..q1-1), ``lo`` the first of those levels and
+    ``bounds`` the first level of each of those queries within the block. diff > 0: run a
+    places that member higher."""
     n_runs = positions.shape[0]
     ia, ib = np.triu_indices(n_runs, 1)
     if len(ia) == 0:
@@ -74,7 +76,7 @@ def pair_blocks(positions: np.ndarray, pops: Populations, n_queries: int
         q1 = min(q1, n_queries)
         lo, hi = q_start[q0], q_start[q1]
         block = positions[:, lo:hi]
-        yield q0, q1, ia, ib, block[ib] - block[ia], q_start[q0:q1] - lo
+        yield q0, q1, int(lo), ia, ib, block[ib] - block[ia], q_start[q0:q1] - lo
         q0 = q1
 
 
@@ -87,12 +89,10 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
     """
     n_runs = positions.shape[0]
     out = np.zeros((weights.shape[1], n_queries, n_runs, n_runs))
-    level_query = pops.seg_query[pops.member_seg]
-    for q0, q1, ia, ib, diff, bounds in pair_blocks(positions, pops, n_queries):
+    for q0, q1, lo, ia, ib, diff, bounds in pair_blocks(positions, pops, n_queries):
         if diff.shape[1] == 0:
             continue
         sign = np.sign(diff).astype(np.int8)
-        lo = np.searchsorted(level_query, q0)
         for m in range(weights.shape[1]):
             w = weights[lo:lo + diff.shape[1], m]
             vals = np.add.reduceat(sign * w, bounds, axis=1)  # (pairs, Qc)
