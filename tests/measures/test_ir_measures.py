@@ -34,10 +34,15 @@ def test_rel_level_is_pytrec_evals_relevance_level():
 
 @pytest.mark.parametrize("name, message", [
     ("ndgc", "unknown measure 'ndgc' (did you mean ndcg, Rndcg?) (rpp measures lists them all)"),
-    ("Judged@10", "measure 'Judged@10' is ir_measures' own, not trec_eval's: rpp computes "
-                  "trec_eval's measures (rpp measures lists them)"),
+    ("RBP", "measure 'RBP' is ir_measures' own and not in rpp: rpp computes trec_eval's "
+            "measures and RR@k, Judged@k, ERR@k (rpp measures lists them)"),
     ("runid", "measure 'runid' is text, not a number: rpp trec-eval prints it"),
-    ("RR@5", "measure 'RR@5': RR takes no cutoff in trec_eval"),
+    ("NumRel@5", "measure 'NumRel@5': NumRel takes no cutoff in trec_eval"),
+    ("ERR", "measure 'ERR' needs a cutoff, e.g. ERR@20"),
+    ("ERR(rel=2)@20", "measure 'ERR(rel=2)@20': ERR takes no relevance level"),
+    ("Judged(rel=2)@10", "measure 'Judged(rel=2)@10': Judged takes no relevance level"),
+    ("RR@0", "measure 'RR@0': the cutoff must be a positive integer"),
+    ("Judged@2.5", "measure 'Judged@2.5': the cutoff must be a positive integer"),
 ])
 def test_wrong_names_say_what_to_do(name, message):
     res = rpp("eval", "-m", name, DEMO / "qrels", *RUNS)
