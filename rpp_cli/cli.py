@@ -19,7 +19,7 @@ from .errors import InputError
 from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
 from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
-from .meta import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
+from .metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
 from .progress import progress
 from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
