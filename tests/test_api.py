@@ -8,7 +8,7 @@ import pytest
 import rpp_cli
 from rpp_cli.errors import InputError
 
-from .conftest import DEMO, ROOT, parse_lines, rpp
+from .conftest import DEMO, ROOT, demo_dicts, parse_lines, rpp
 from .realistic import generate, write_collection
 
 RUNS = [DEMO / "runs" / "bm25", DEMO / "runs" / "dpr", DEMO / "runs" / "monot5"]
@@ -16,18 +16,7 @@ RUNS = [DEMO / "runs" / "bm25", DEMO / "runs" / "dpr", DEMO / "runs" / "monot5"]
 
 def _dicts():
     """The demo collection as ranx / pytrec_eval dicts."""
-    qrels: dict = {}
-    for line in (DEMO / "qrels").read_text().splitlines():
-        q, _, d, g = line.split()
-        qrels.setdefault(q, {})[d] = int(g)
-    runs: dict = {}
-    for path in RUNS:
-        run: dict = {}
-        for line in path.read_text().splitlines():
-            q, _, d, _, s, _ = line.split()
-            run.setdefault(q, {})[d] = float(s)
-        runs[path.name] = run
-    return qrels, runs
+    return demo_dicts(RUNS)
 
 
 def test_dicts_give_the_cli_numbers():

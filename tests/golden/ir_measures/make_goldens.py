@@ -34,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 sys.path.insert(0, str(ROOT))
 
+from tests.conftest import demo_dicts  # noqa: E402
 from tests.realistic import generate  # noqa: E402
 
 SEEDS = range(40)
@@ -41,22 +42,6 @@ MEASURES = [P@5, P@10, P(rel=2)@5, nDCG@10, nDCG@20, nDCG, AP, AP(rel=2), AP@10,
             RR(rel=2), Rprec, Bpref, Success@10, RR@10, RR@5, RR(rel=2)@10, Judged@10, Judged@5,
             Judged]
 ERR_CUTOFFS = (20, 10)
-
-
-def demo() -> tuple[dict, dict]:
-    """fixtures/demo as (qrels, {run name: run}) dicts."""
-    qrels: dict = {}
-    for line in (ROOT / "fixtures/demo/qrels").read_text().splitlines():
-        q, _, d, g = line.split()
-        qrels.setdefault(q, {})[d] = max(int(g), qrels.get(q, {}).get(d, -10**9))
-    runs = {}
-    for path in sorted((ROOT / "fixtures/demo/runs").iterdir()):
-        run: dict = {}
-        for line in path.read_text().splitlines():
-            q, _, d, _, s, _ = line.split()
-            run.setdefault(q, {})[d] = float(s)
-        runs[path.name] = run
-    return qrels, runs
 
 
 def realistic(seed: int) -> tuple[dict, dict]:
@@ -116,7 +101,7 @@ if __name__ == "__main__":
     if len(sys.argv) == 2:  # one collection's lines on stdout
         name = sys.argv[1]
         sys.stdout.reconfigure(encoding="utf-8")
-        sys.stdout.write("".join(rows(name, *(demo() if name == "demo"
+        sys.stdout.write("".join(rows(name, *(demo_dicts() if name == "demo"
                                                else realistic(int(name[4:]))))))
     else:
         main()
