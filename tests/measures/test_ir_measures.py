@@ -128,3 +128,15 @@ def test_rpp_measures_lists_the_own_measures():
     lines = {line.split("\t")[0].strip(): line for line in rpp("measures").out.splitlines()}
     assert "MS MARCO's MRR@10" in lines["RR@10"] and "RR(rel=N)@k" in lines["RR@10"]
     assert "gdeval" in lines["ERR@20"] and "Judged@k" in lines["Judged@10"]
+
+
+def test_level_and_max_docs(tiny):
+    """-l L is RR@k's level unless (rel=N) is given; -M K keeps each run's top K in contract §2
+    order (e c of e c b a d), which the providers then rank: Judged@10 = 1/2 (c judged, of 2),
+    RR@10 = 0 (a is gone)."""
+    qrels, runs = tiny(HAND_QRELS, {"sys": HAND_RUN}, {"sys": HAND_SCORES})
+    level = parse_lines(rpp("eval", "-q", "-l", "3", "-m", "RR@10", qrels, *runs).out)
+    assert level[("RR@10", "q1", "sys")] == 0.2  # d, grade 3, 5th
+    cut = parse_lines(rpp("eval", "-q", "--precision", "17", "-M", "2", "-m", "Judged@10",
+                          "-m", "RR@10", qrels, *runs).out)
+    assert cut[("Judged@10", "q1", "sys")] == 0.5 and cut[("RR@10", "q1", "sys")] == 0.0
