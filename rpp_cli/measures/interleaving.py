@@ -31,6 +31,9 @@ STOPS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 _HOW = {"uniform": "uniformly at a position", "dcg": "at position k with p(k) ∝ 1/log2(k+1)"}
+_RULE = {"balanced": "the run whose top k (k: the last click's better rank) holds more clicks "
+                    "wins (Eq. 2)",
+         "team-draft": "the team credited with more clicks wins"}
 for _name, _method, _stop, _what in (
         ("oi", "balanced", "uniform", "balanced (Joachims 2003, the paper's)"),
         ("dcgoi", "balanced", "dcg", "balanced (Joachims 2003, the paper's)"),
@@ -38,7 +41,7 @@ for _name, _method, _stop, _what in (
         ("dcgtdi", "team-draft", "dcg", "team draft")):
     register(Measure(_name, PREFERENCE, "interleaving",
                      f"offline interleaving, {_what}, each run first once; the user stops "
-                     f"{_HOW[_stop]} and clicks the relevant items above",
+                     f"{_HOW[_stop]} and clicks the relevant items above; {_RULE[_method]}",
                      options={"stop": _stop, "method": _method},
                      parameters=f"-l L: relevant when grade >= L (default: > 0); prints {_name} "
                                 f"per pair, {_name}_win per run"))
