@@ -190,7 +190,7 @@ def test_ranking_is_trec_evals_sort(run_rows, qrels_rows, max_retrieved) -> None
         judged = dict(zip((x.decode() for x in ranked.docs.strings(ranked.judged_doc[lo:hi])),
                           ranked.judged_grade[lo:hi].tolist()))
         assert judged == {d: g for (qq, d), g in grades.items() if qq == q}
-    qrels, run = pytrec_eval_input(ranked)
+    qrels, run, _ = pytrec_eval_input(ranked)
     for i in range(len(ranked.qids)):  # the ranking by position, judged docs by code
         keys, values = list(run[str(i)]), list(run[str(i)].values())
         assert keys == [str(c) for c in ranked.doc[ranked.bounds[i]:ranked.bounds[i + 1]]]
