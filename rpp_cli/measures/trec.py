@@ -17,6 +17,7 @@ import numpy as np
 from ..core import nested_dicts
 from ..progress import progress
 from ..errors import InputError
+from ..io.qrels import GRADE_MAX, GRADE_MIN
 
 # trec_eval's internal measure order (te_trec_measures), which is also the output order.
 ORDER = (
@@ -155,22 +156,37 @@ def _atol(text: str) -> int:
 
 
 def c_atof(text: str) -> float:
-    """C's atof: the longest leading float prefix, 0.0 when there is none."""
-    m = re.match(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)", text)
+    """C's atof: the longest leading float prefix (``inf``, ``nan`` too), 0.0 when none."""
+    m = re.match(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|nan)", text,
+                 re.IGNORECASE)
     return float(m.group()) if m else 0.0
+
+
+# trec_eval sorts cutoffs by their difference taken as a C int, and multiplies float cutoffs
+# by R into a C long: parameters beyond these bounds garble its order, names or values.
+C_INT_MAX = (1 << 31) - 1
 
 
 def _long_cutoffs(req: TrecRequest) -> list[int]:
     cuts = sorted(_atol(p) for p in req.params.split(","))
-    if cuts[0] <= 0:
-        raise InputError(f"measure '{req.spec}': cutoffs must be positive integers")
+    if cuts[0] <= 0 or cuts[-1] > C_INT_MAX:
+        raise InputError(f"measure '{req.spec}': cutoffs must be positive integers up to "
+                         f"{C_INT_MAX}")
     if len(set(cuts)) != len(cuts):
         raise InputError(f"measure '{req.spec}': duplicate cutoffs")
     return cuts
 
 
+def _finite(req: TrecRequest, values: list[float], bound: float = math.inf) -> list[float]:
+    """``values`` of ``req``'s parameters, each finite and at most ``bound`` in magnitude."""
+    if not all(math.isfinite(v) and abs(v) <= bound for v in values):
+        limit = "" if bound == math.inf else f" of magnitude at most {int(bound)}"
+        raise InputError(f"measure '{req.spec}': parameters must be finite numbers{limit}")
+    return values
+
+
 def _float_cutoffs(req: TrecRequest) -> list[float]:
-    cuts = sorted(c_atof(p) for p in req.params.split(","))
+    cuts = sorted(_finite(req, [c_atof(p) for p in req.params.split(",")], C_INT_MAX))
     if len(set(cuts)) != len(cuts):
         raise InputError(f"measure '{req.spec}': duplicate cutoffs")
     return cuts
@@ -195,11 +211,18 @@ def validate(req: TrecRequest) -> None:
     elif req.base in PAIR_PARAMS:
         if not _PAIRS.fullmatch(req.params):
             raise InputError(f"measure '{req.spec}': parameters must be level=gain pairs")
+        pairs = [p.split("=") for p in req.params.split(",")]
+        if not all(GRADE_MIN <= _atol(level) <= GRADE_MAX for level, _ in pairs):
+            raise InputError(f"measure '{req.spec}': levels must be grades, integers from "
+                             f"{GRADE_MIN} to {GRADE_MAX}")
+        _finite(req, [c_atof(gain) for _, gain in pairs])
     elif req.base == "utility" and len(req.params.split(",")) != 4:
         # trec_eval fails at calc time; pytrec_eval would print 0.0
         raise InputError(f"measure '{req.spec}': needs exactly 4 coefficients")
     elif req.base not in FLOAT_PARAMS:
         raise InputError(f"measure '{req.base}' takes no parameters (got '{req.spec}')")
+    else:
+        _finite(req, [c_atof(p) for p in req.params.split(",")])
 
 
 # trec_eval's get_param_pairs: ``name=value`` items, no empty item, no second '=' in one.
