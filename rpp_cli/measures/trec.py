@@ -318,6 +318,7 @@ class Evaluator:
         judged[_PRIMER] = {_PRIMER: 0}
         self._setup = (judged, specs, compaction.relevance_level(level), judged_only)
         self._single_use = any(r.base in PAIR_PARAMS and r.params is not None for r in asked)
+        self._spent = False  # its gain pairs were read: the next run needs a fresh one
         self._evaluator = self._pytrec_eval() if self.numeric else None
 
     def _pytrec_eval(self):
@@ -330,10 +331,10 @@ class Evaluator:
         """Per-query values of one run (queries with an empty ranking are left out)."""
         if self._evaluator is None:
             return {q: {} for q in run}
-        evaluator = self._evaluator
-        if self._single_use:  # this one is spent; the next run gets a fresh one
+        if self._spent:
             self._evaluator = self._pytrec_eval()
-        raw = evaluator.evaluate({_PRIMER: {_PRIMER: 0.0}, **run}) if run else {}
+        self._spent = self._single_use and bool(run)
+        raw = self._evaluator.evaluate({_PRIMER: {_PRIMER: 0.0}, **run}) if run else {}
         raw.pop(_PRIMER, None)
         if self.renamed:
             raw = {q: {self.renamed.get(k, k): v for k, v in vals.items()}
