@@ -162,9 +162,11 @@ class Processes:
 def _fork_worker(fn: Callable, shards: Sequence) -> tuple[int, Connection]:
     """Fork one worker serving shard indexes over a pipe; its pid and the parent's end."""
     parent, child = Pipe()
+    me = os.getpid()
     pid = os.fork()
     if pid == 0:  # the worker: never returns
         parent.close()
+        _die_with(me)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         _ENGINE[:] = [Inline()]  # work a shard itself shards runs here, inline
         status = 0
@@ -184,6 +186,19 @@ def _fork_worker(fn: Callable, shards: Sequence) -> tuple[int, Connection]:
             os._exit(status)
     child.close()
     return pid, parent
+
+
+def _die_with(parent: int) -> None:
+    """Linux: have the kernel kill this worker when its parent dies (SIGTERM, SIGKILL of
+    rpp), so no worker outlives the command; elsewhere the closed pipe ends it later."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def _portable(err: BaseException) -> BaseException:
