@@ -87,8 +87,9 @@ def test_a_killed_dask_worker_is_an_error_naming_it(dask_engine):
 
 def test_query_shards_cover_every_query_once(monkeypatch):
     monkeypatch.delenv("RPP_SHARD_QUERIES", raising=False)
-    weights = np.array([5, 1, 1, 1, 9, 1, 1, 2, 2, 2], dtype=float)
+    weights = np.array([5, 1, 1, 1, 9, 1, 1, 2, 2, 2], dtype=float) * 10_000
     assert query_shards(weights, 1).tolist() == [0, 10]
+    assert query_shards(weights / 10_000, 2).tolist() == [0, 10]  # too little work to fork
     bounds = query_shards(weights, 2)  # at most 4 x 2 shards, about equal weight
     assert bounds[0] == 0 and bounds[-1] == 10 and (np.diff(bounds) > 0).all()
     assert len(bounds) - 1 <= 8

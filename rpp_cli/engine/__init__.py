@@ -33,6 +33,7 @@ U = TypeVar("U")
 SHARD_ENV = "RPP_SHARD_QUERIES"  # force the queries per shard (tests, experiments)
 DASK_ENV = "RPP_DASK"  # default of --dask (CI: run every command on a cluster)
 SHARDS_PER_WORKER = 4  # more shards than workers: an uneven shard does not idle the others
+MIN_SHARD_WORK = 20_000  # rows (or levels) a shard should have: below, a fork costs more
 EXIT_WORKER_DIED = 3  # a worker process died: not bad input (2), not a failed check (1)
 
 
@@ -258,16 +259,16 @@ def forced_shard_size() -> int | None:
 
 def query_shards(weights: np.ndarray, workers: int) -> np.ndarray:
     """Boundaries (S + 1,) of contiguous query shards: ``RPP_SHARD_QUERIES`` queries each if
-    set, else one shard for one worker and about SHARDS_PER_WORKER shards per worker of
-    equal total ``weight`` (work per query: rows, levels) otherwise."""
+    set; else about SHARDS_PER_WORKER shards per worker of equal total ``weight`` (work per
+    query: rows, levels), each of at least MIN_SHARD_WORK (one shard for small work)."""
     n = len(weights)
     size = forced_shard_size()
     if size is not None:
         return np.unique(np.append(np.arange(0, n, size), n))
-    if workers < 2 or n < 2:
-        return np.array([0, n])
-    count = min(n, SHARDS_PER_WORKER * workers)
     total = np.cumsum(weights, dtype=np.float64)
+    count = min(n, SHARDS_PER_WORKER * workers, int(total[-1] // MIN_SHARD_WORK) if n else 0)
+    if workers < 2 or count < 2:
+        return np.array([0, n])
     cuts = np.searchsorted(total, total[-1] * np.arange(1, count) / count, side="right")
     return np.unique(np.concatenate(([0], cuts, [n])))
 
