@@ -182,8 +182,10 @@ def test_dask_errors_are_one_line(tmp_path):
                                                        "reach the scheduler")
 
 
-def _big_collection(tmp_path: Path) -> list[str]:
+@pytest.fixture(scope="module")
+def big_collection(tmp_path_factory) -> list[str]:
     """Enough queries (2,000 x 4 runs) that worker processes live for a while."""
+    tmp_path = tmp_path_factory.mktemp("big")
     script = ROOT / "fixtures" / "make_collection.py"
     subprocess.run([sys.executable, str(script), "--out", str(tmp_path), "--runs", "4",
                     "--queries", "2000", "--depth", "60", "--seed", "5"], check=True,
@@ -192,11 +194,17 @@ def _big_collection(tmp_path: Path) -> list[str]:
 
 
 def _children(pid: int) -> list[int]:
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(c) for c in text.split()]
+    """Processes whose parent is ``pid`` (from /proc/*/stat: every Linux kernel has it)."""
+    kids = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(f"/proc/{entry.name}/stat").read_bytes()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(b")") + 2:].split()[1]) == pid:
+                kids.append(int(entry.name))
+    return kids
 
 
 def _start_and_wait_for_workers(paths: list[str]) -> tuple[subprocess.Popen, list[int]]:
@@ -208,14 +216,13 @@ def _start_and_wait_for_workers(paths: list[str]) -> tuple[subprocess.Popen, lis
         kids = _children(proc.pid)
         if kids:
             return proc, kids
-        time.sleep(0.002)
     proc.kill()
     raise AssertionError("rpp finished before any worker process was seen")
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux's /proc")
-def test_killing_a_worker_of_rpp_eval_ends_it_with_one_line(tmp_path):
-    proc, kids = _start_and_wait_for_workers(_big_collection(tmp_path))
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_killing_a_worker_of_rpp_eval_ends_it_with_one_line(big_collection):
+    proc, kids = _start_and_wait_for_workers(big_collection)
     os.kill(kids[0], signal.SIGKILL)
     start = time.monotonic()
     _, err = proc.communicate(timeout=60)
@@ -225,9 +232,9 @@ def test_killing_a_worker_of_rpp_eval_ends_it_with_one_line(tmp_path):
     assert "Traceback" not in err.decode()
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux's /proc")
-def test_ctrl_c_ends_rpp_and_its_workers_with_130(tmp_path):
-    proc, kids = _start_and_wait_for_workers(_big_collection(tmp_path))
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_ctrl_c_ends_rpp_and_its_workers_with_130(big_collection):
+    proc, kids = _start_and_wait_for_workers(big_collection)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
     assert proc.returncode == 130
