@@ -354,20 +354,22 @@ def trec_shards(judged, runs: list) -> tuple[np.ndarray, Lazy]:
     judged codes, and each run's rows of those queries in trec_eval's order."""
     by_query = np.argsort(judged.query, kind="stable")
     judged_bounds = np.searchsorted(judged.query[by_query], np.arange(len(judged.qids) + 1))
+    slot = np.empty(len(by_query), dtype=np.int64)  # code -> its place in by_query
+    slot[by_query] = np.arange(len(by_query))
     rows = sum(np.bincount(r.qidx, minlength=len(judged.qids)) for r in runs)
     bounds = query_shards(np.asarray(rows, dtype=np.float64) + 1.0, current().workers)
 
     def build(i: int) -> TrecShard:
         q0, q1 = int(bounds[i]), int(bounds[i + 1])
-        codes = by_query[judged_bounds[q0]:judged_bounds[q1]]
-        sorter = np.argsort(codes)
+        first = judged_bounds[q0]
+        codes = by_query[first:judged_bounds[q1]]  # a query's rows hold only its own codes
         parts = []
         for r in runs:
             lo, hi = np.searchsorted(r.qidx, (q0, q1))
             doc = (r.doc if r.trec_doc is None else r.trec_doc)[lo:hi]
-            local = np.full(len(doc), len(codes), dtype=np.int64)  # unjudged: >= len(codes)
-            hit = np.flatnonzero(doc < len(judged.grade))
-            local[hit] = sorter[np.searchsorted(codes, doc[hit], sorter=sorter)]
+            judged_row = doc < len(slot)
+            local = np.where(judged_row, slot[np.where(judged_row, doc, 0)] - first,
+                             len(codes))  # unjudged: any code >= len(codes)
             parts.append((r.qidx[lo:hi] - q0, local))
         return TrecShard(q1 - q0, judged.query[codes] - q0, judged.grade[codes], parts)
     return bounds, Lazy(len(bounds) - 1, build)
