@@ -200,12 +200,15 @@ class Meta:
     def _power_jobs(self) -> list[Job]:
         shares: dict[str, list[float]] = {"power_ttest": [], "power_hsd": []}
 
+        alpha, permutations = self.opts.alpha, self.opts.permutations
+        run_names = self.ctx.collection.run_names
+
         def one(subject: Subject) -> Job:
+            values, rng = subject.values, self._rng(0)  # what travels to the engine
+
             def compute() -> tuple[float, float]:
-                alpha = self.opts.alpha
-                p_t = adjust(ttest(pair_values(subject.values)), "bonferroni")
-                p_h = significance(subject.values, "hsd", self.opts.permutations, self._rng(0),
-                                   self.ctx.collection.run_names)
+                p_t = adjust(ttest(pair_values(values)), "bonferroni")
+                p_h = significance(values, "hsd", permutations, rng, run_names)
                 return float(np.mean(p_t < alpha)), float(np.mean(p_h < alpha))
 
             def finish(value: tuple[float, float]) -> None:
@@ -218,19 +221,23 @@ class Meta:
         return [one(s) for s in self.measured]
 
     def _ties_jobs(self) -> list[Job]:
-        return [Job(lambda: [tie_share(s.values) for s in self.measured],
+        values = [s.values for s in self.measured]
+        return [Job(lambda: [tie_share(v) for v in values],
                     lambda shares: self._add("ties", [s.measure for s in self.measured],
                                              shares))]
 
     # -- agreement -----------------------------------------------------------------------
     def _agreement_jobs(self) -> list[Job]:
+        full = {s.name: f for s, f in zip(self.subjects, self._full)}
+        named = [(a.name, b.name) for a, b in self._pairs(self.subjects)]
+        diffs = {s.measure: s.values for s in self.measured}
+        measured = [(a.measure, b.measure) for a, b in self._pairs(self.measured)]
+
         def orderings() -> list[float]:
-            pairs = self._pairs(self.subjects)
-            if not pairs:
+            if not named:
                 return []
-            full = {s.name: f for s, f in zip(self.subjects, self._full)}
-            return kendall_tau_b(np.stack([full[a.name] for a, _ in pairs]),
-                                 np.stack([full[b.name] for _, b in pairs])).tolist()
+            return kendall_tau_b(np.stack([full[a] for a, _ in named]),
+                                 np.stack([full[b] for _, b in named])).tolist()
 
         def add_orderings(taus: list[float]) -> None:
             pairs = self._pairs(self.subjects)
@@ -239,11 +246,9 @@ class Meta:
                           [b.name for _, b in pairs])
 
         def per_query() -> tuple[list[float], list[float]]:
-            diffs = {s.measure: pair_values(s.values).ravel() for s in self.measured}
-            pairs = self._pairs(self.measured)
-            return ([float(np.mean(np.sign(diffs[a.measure]) == np.sign(diffs[b.measure])))
-                     for a, b in pairs],
-                    [pearson_r(diffs[a.measure], diffs[b.measure]) for a, b in pairs])
+            x = {name: pair_values(values).ravel() for name, values in diffs.items()}
+            return ([float(np.mean(np.sign(x[a]) == np.sign(x[b]))) for a, b in measured],
+                    [pearson_r(x[a], x[b]) for a, b in measured])
 
         def add_per_query(value: tuple[list[float], list[float]]) -> None:
             pairs = self._pairs(self.measured)
@@ -271,11 +276,15 @@ class Meta:
         return tuple(sorted(set(self.opts.query_counts)))
 
     def _robustness_jobs(self) -> list[Job]:
+        studied, samples, n_queries = list(zip(self.subjects, self._full)), self.opts.samples, \
+            self.n_queries
+
         def by_queries(k: int) -> Job:
+            rng = self._rng(2, k)
+
             def compute() -> list[float]:
-                (w,) = random_subsets(self._rng(2, k), self.opts.samples, self.n_queries, (k,))
-                return [_mean_tau(kendall_tau_b(s.scores(w), full))
-                        for s, full in zip(self.subjects, self._full)]
+                (w,) = random_subsets(rng, samples, n_queries, (k,))
+                return [_mean_tau(kendall_tau_b(s.scores(w), full)) for s, full in studied]
             return Job(compute, lambda taus: self._add(f"robust_queries_{k}",
                                                        [s.name for s in self.subjects], taus))
         out = [by_queries(k) for k in self.query_counts()]
@@ -289,13 +298,14 @@ class Meta:
         taus: list[list[float]] = [[] for _ in self.subjects]
         name = f"robust_judged_{fraction:.2f}" + ("_pool" if policy == "pool" else "")
 
+        whole, measures, ordering, full = (self.ctx.collection, self.measures,
+                                           self.opts.ordering, self._full)
+
         def draw(rng: np.random.Generator) -> Job:
             def compute() -> list[float]:
-                coll = subsample_judgments(self.ctx.collection, fraction, rng, policy)
-                sub = subjects(measure(coll, self.measures, False, []), self.measures, [],
-                               self.opts.ordering)
-                return [float(kendall_tau_b(s.scores()[0], full))
-                        for s, full in zip(sub, self._full)]
+                coll = subsample_judgments(whole, fraction, rng, policy)
+                sub = subjects(measure(coll, measures, False, []), measures, [], ordering)
+                return [float(kendall_tau_b(s.scores()[0], f)) for s, f in zip(sub, full)]
 
             def finish(value: list[float]) -> None:
                 for i, tau in enumerate(value):
@@ -329,16 +339,17 @@ class Meta:
 
     def _predictive_jobs(self) -> list[Job]:
         runs = self.top_runs()  # here: its note is this process's
+        rng, samples, n_queries, studied = (self._rng(4), self.opts.samples, self.n_queries,
+                                            self.subjects)
+        pairs = [(a.name, b.name) for a, b in self._pairs(studied, same=True)]
 
         def compute() -> list[float]:
-            half = self.n_queries // 2
-            w1, w2 = random_subsets(self._rng(4), self.opts.samples, self.n_queries,
-                                    (half, self.n_queries - half))
-            s1 = {s.name: s.scores(w1, runs) for s in self.subjects}
-            s2 = {s.name: s.scores(w2, runs) for s in self.subjects}
-            return [_mean_tau(np.concatenate([kendall_tau_b(s1[a.name], s2[b.name]),
-                                              kendall_tau_b(s2[a.name], s1[b.name])]))
-                    for a, b in self._pairs(self.subjects, same=True)]
+            half = n_queries // 2
+            w1, w2 = random_subsets(rng, samples, n_queries, (half, n_queries - half))
+            s1 = {s.name: s.scores(w1, runs) for s in studied}
+            s2 = {s.name: s.scores(w2, runs) for s in studied}
+            return [_mean_tau(np.concatenate([kendall_tau_b(s1[a], s2[b]),
+                                              kendall_tau_b(s2[a], s1[b])])) for a, b in pairs]
 
         def finish(values: list[float]) -> None:
             pairs = self._pairs(self.subjects, same=True)
@@ -350,14 +361,15 @@ class Meta:
         """Every job, computed by the command's engine (any order, any machine), finished
         here in output order."""
         jobs = self.jobs()
-        for job, value in zip(jobs, current().imap(_compute, jobs, "rpp meta")):
+        values = current().imap(_call, [job.compute for job in jobs], "rpp meta")
+        for job, value in zip(jobs, values):  # only ``compute`` (and what it holds) travels
             job.finish(value)
         return self.results
 
 
-def _compute(job: Job) -> Any:
+def _call(compute: Callable[[], Any]) -> Any:
     """A job's value (the function engines map)."""
-    return job.compute()
+    return compute()
 
 
 def tie_share(values: np.ndarray) -> float:
