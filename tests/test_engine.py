@@ -242,3 +242,21 @@ def test_ctrl_c_ends_rpp_and_its_workers_with_130(big_collection):
     while time.monotonic() < deadline and any(Path(f"/proc/{k}").exists() for k in kids):
         time.sleep(0.05)
     assert not any(Path(f"/proc/{k}").exists() for k in kids)
+
+
+def test_without_the_dask_extra_dask_is_a_one_line_error(tmp_path, monkeypatch):
+    """As if dask.distributed were not installed: one line saying how to install it."""
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    qrels, runs = write_collection(generate(3), tmp_path, "plain")
+    res = rpp("eval", "--dask", "local:2", qrels, *runs)
+    assert res.code == 2 and res.out == ""
+    assert res.err == "rpp: --dask needs dask.distributed: pip install 'rpp-cli[dask]'\n"
+
+
+def test_a_bad_shard_size_is_a_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("RPP_SHARD_QUERIES", "some")
+    qrels, runs = write_collection(generate(3), tmp_path, "plain")
+    res = rpp("eval", "-j", "2", qrels, *runs)
+    assert res.code == 2 and res.out == ""
+    assert res.err.endswith("rpp: RPP_SHARD_QUERIES='some': expected a positive number of "
+                            "queries\n")
