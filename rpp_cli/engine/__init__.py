@@ -137,7 +137,7 @@ class Processes:
 
         try:
             for _ in range(n_workers):
-                pid, conn = _fork_worker(fn, shards)
+                pid, conn = _fork_worker(fn, shards, [c for c, _ in idle])
                 pids.append(pid)
                 idle.append((conn, pid))
             hand_out()
@@ -160,13 +160,16 @@ class Processes:
                 _reap(pid)
 
 
-def _fork_worker(fn: Callable, shards: Sequence) -> tuple[int, Connection]:
-    """Fork one worker serving shard indexes over a pipe; its pid and the parent's end."""
+def _fork_worker(fn: Callable, shards: Sequence, siblings: list[Connection]
+                 ) -> tuple[int, Connection]:
+    """Fork one worker serving shard indexes over a pipe; its pid and the parent's end. The
+    worker closes the parent's ends of its ``siblings``' pipes, so each pipe has one reader."""
     parent, child = Pipe()
     me = os.getpid()
     pid = os.fork()
     if pid == 0:  # the worker: never returns
-        parent.close()
+        for conn in (parent, *siblings):
+            conn.close()
         _die_with(me)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         _ENGINE[:] = [Inline()]  # work a shard itself shards runs here, inline
