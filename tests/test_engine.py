@@ -62,10 +62,16 @@ def test_lazy_shards_are_built_in_the_worker():
     assert os.getpid() not in pids and len(set(pids)) == 2
 
 
-def test_the_lowest_failing_shard_is_raised():
+@pytest.mark.parametrize("engine", [Inline(), Threads(3), Processes(3)], ids=repr)
+def test_the_lowest_failing_shard_is_raised(engine):
     """Shards 3.. fail; whichever worker fails first, shard 3's error is the one raised."""
     with pytest.raises(InputError, match="bad shard 3"):
-        list(Processes(3).imap(_fail_from_three, list(range(12))))
+        list(engine.imap(_fail_from_three, list(range(12))))
+
+
+def test_a_shard_error_on_dask_is_the_same_error(dask_engine):
+    with pytest.raises(InputError, match="bad shard 3"):
+        list(dask_engine.imap(_fail_from_three, list(range(12))))
 
 
 def test_a_killed_worker_process_is_an_error_naming_it():
