@@ -47,3 +47,20 @@ def test_every_docs_page_is_linked_from_the_readme():
     text = (ROOT / "README.md").read_text()
     pages = [p.name for p in DOC_PAGES[1:]]
     assert pages and all(f"](docs/{name})" in text for name in pages), pages
+
+
+def test_make_demo_opens_with_tables_read_at_a_glance():
+    """`make demo`'s recipe, run as written: the RPP matrix first, the whole output one screen,
+    and its last line names the command that prints the trec lines (as the README says)."""
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = re.search(r"^demo:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
+    script = recipe.replace("\t@", "").replace("\t", "").replace("$(BIN)/", "")
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    res = subprocess.run(["bash", "-c", "set -euo pipefail\n" + script], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == "rpp (all): row run vs column run"
+    assert "per-run measures (all)" in lines and len(lines) <= 40
+    trec = "rpp eval fixtures/demo/qrels fixtures/demo/runs/*"
+    assert lines[-1].endswith(trec) and f"`{trec}`" in (ROOT / "README.md").read_text()
