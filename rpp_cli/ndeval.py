@@ -5,7 +5,7 @@ then docno descending, with ``-traditional``), ``-M N`` keeps each topic's first
 topics are numbers (a run may write ``wt12-151``), a topic of the run missing from the qrels
 is printed as zeros but left out of the mean, and the mean divides by the topics of the run
 found in the qrels (by all topics of the qrels with ``-c``). The values come from
-:mod:`rpp_cli.measures.diversity`; the README lists where rpp deliberately differs.
+:mod:`rpp_cli.measures.diversity`; docs/drop-ins.md lists where rpp deliberately differs.
 """
 from __future__ import annotations
 
