@@ -46,7 +46,7 @@ FIELDS = ("measure", "qid", "run", "other", "population", "level", "run_position
 class Levels:
     """The positions of two runs at every recall level of every population of every query."""
 
-    qids: list[str]  # evaluated queries, trec_eval order
+    qids: list[str]  # the queries pops.seg_query indexes (every query of the qrels)
     runs: tuple[str, str]  # (a, b)
     pops: Populations  # segments by query; a query's in the builder's order
     labels: list[str]  # (S,) printable label of each population
@@ -174,4 +174,4 @@ def plot(lv: Levels, path: str) -> None:
     from .report.plot import difference_ecdf
 
     _, shares = lv.shares()
-    difference_ecdf(path, lv.difference, lv.runs, shares[-1], len(lv.qids))
+    difference_ecdf(path, lv.difference, lv.runs, shares[-1], len(np.unique(lv.pops.seg_query)))

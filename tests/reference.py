@@ -33,6 +33,11 @@ def evaluated(qrels: dict) -> list[str]:
                   key=lambda q: q.encode("utf-8"))
 
 
+def judged(qrels: dict) -> list[str]:
+    """Every query of the qrels (trec_eval -c's query set), in trec_eval order."""
+    return sorted(qrels, key=lambda q: q.encode("utf-8"))
+
+
 def ranking(run: dict, qid: str) -> list[str]:
     """contract §2: score descending, equal scores by docno descending in byte (UTF-8) order.
     A query the run lacks is an empty ranking."""
@@ -141,12 +146,14 @@ def slow_rbp(qrels: dict, runs: list) -> dict[tuple, tuple[float, float]]:
 
 
 def trec_reference(qrels: dict, runs: list) -> dict[tuple, float]:
-    """{(printed measure, qid, r): value} straight from pytrec_eval, for evaluated queries;
-    a judged query missing from a run scores 0, as trec_eval -c counts it; grades as int.
-
-    Only the evaluated queries (and no empty ranking) are given to pytrec_eval: a query's
-    values do not depend on the others, and pytrec_eval 0.5.11 was seen to hang on a qrels
-    query without a relevant judgment after other evaluations in the same process."""
+    """{(printed measure, qid, r): value} for every query of the qrels (trec_eval -c's query
+    set, contract §6): straight from pytrec_eval for the queries with a relevant item; for the
+    others, num_ret is the ranking's length and the rest 0, since they count relevant items
+    retrieved; a query with only negative grades scores 0 on all (trec_eval stops on it,
+    contract §6; pytrec_eval
+    0.5.11 was seen to hang on such a query after other evaluations in one process); a judged
+    query missing from a run scores 0, as trec_eval -c counts it; grades as int. No empty
+    ranking is given to pytrec_eval."""
     qids = evaluated(qrels)
     qrels_int = {q: {d: int(g) for d, g in qrels[q].items()} for q in qids}
     out = {}
@@ -154,9 +161,11 @@ def trec_reference(qrels: dict, runs: list) -> dict[tuple, float]:
         evaluator = pytrec_eval.RelevanceEvaluator(qrels_int, set(TREC.values()))
         got = evaluator.evaluate({q: {d: float(s) for d, s in run[q]}
                                   for q in qids if run.get(q)})
-        for q in evaluated(qrels):
+        for q in judged(qrels):
             for name in TREC:
                 out[(name, q, r)] = got[q][name] if q in got else 0.0
+            if q not in qids and max(qrels[q].values()) >= 0:  # retrieved, none relevant
+                out[("num_ret", q, r)] = float(len(run.get(q, [])))
     return out
 
 
@@ -191,8 +200,8 @@ def expected_output(qrels: dict, runs: list, names: list[str]) -> dict[tuple, fl
                 want[(m, q, names[a])] = v
             want[(m, "all", names[a])] = sum(vals) / len(vals)
         for m in TREC:
-            vals = [trec[(m, q, a)] for q in qids]
-            for q, v in zip(qids, vals):
+            vals = [trec[(m, q, a)] for q in judged(qrels)]
+            for q, v in zip(judged(qrels), vals):
                 want[(m, q, names[a])] = v
             want[(m, "all", names[a])] = sum(vals) if m in SUMMED else sum(vals) / len(vals)
     return want

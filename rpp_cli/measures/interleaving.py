@@ -95,12 +95,9 @@ def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
 def compute(ctx, measures: list[Measure]) -> None:
     """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results
     (every user model from one walk of the interleavings)."""
-    from ..aggregate import add_preference
-
     coll = ctx.collection
     docs, bounds = run_layout(coll)
     tensors = offline_interleaving(docs, bounds, relevant_codes(coll, docs),
                                    [m.options["stop"] for m in measures], ctx.jobs)
     for m, per_query in zip(measures, tensors):
-        add_preference(ctx.results, m.name, per_query, ctx.per_query)
-        ctx.tensors[m.name] = per_query
+        ctx.add_preference(m.name, per_query)

@@ -104,8 +104,6 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
 @family("preference")
 def compute(ctx, measures: list[Measure]) -> None:
     """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results."""
-    from ..aggregate import add_preference
-
     by_scheme: dict[str, list[Measure]] = {}
     for m in measures:
         by_scheme.setdefault(m.options["populations"], []).append(m)
@@ -114,10 +112,10 @@ def compute(ctx, measures: list[Measure]) -> None:
         positions = worst_case_positions(ctx.collection.ranks, pops,
                                          ctx.collection.corpus_size)
         weights = np.stack([level_weights(pops, m.options["discount"]) for m in group], axis=1)
-        tensor = pairwise(positions, pops, weights, len(ctx.collection.qids))
+        tensor = pairwise(positions, ctx.collection.by_evaluated(pops), weights,
+                          len(ctx.collection.evaluated))
         for m, per_query in zip(group, tensor):
-            add_preference(ctx.results, m.name, per_query, ctx.per_query)
-            ctx.tensors[m.name] = per_query
+            ctx.add_preference(m.name, per_query)
 
 
 POPULATIONS: dict[str, Callable] = {"graded": graded_populations,

@@ -307,6 +307,16 @@ def position_scores(depth: int) -> list[float]:
     return [-(k + 1.0) for k in range(depth)]
 
 
+def negative_only(judged) -> np.ndarray:
+    """Queries whose every grade is negative (after trec_eval's atol): trec_eval stops on one
+    ("Can't calculate measure", exit 4) and pytrec_eval crashes, so the bridge gives them no
+    judgment: they score 0, and count in ``all`` as any query of the qrels (contract §6)."""
+    known = ~np.isnan(judged.grade)
+    top = np.full(len(judged.qids), -np.inf)
+    np.maximum.at(top, judged.query[known], np.trunc(judged.grade[known]))
+    return np.flatnonzero(top < 0)
+
+
 class Bridge:
     """The collection as pytrec_eval sees it. Queries are named by index and documents by
     their exact code (a judged code as its number, any other as ``u`` and its position), and
@@ -320,6 +330,7 @@ class Bridge:
         self.names = [str(c) for c in range(self.n_judged)]
         self.scores: list[float] = []
         self.qids = [str(q) for q in range(len(judged.qids))]
+        known = known[~np.isin(judged.query[known], negative_only(judged))]
         by_query = known[np.argsort(judged.query[known], kind="stable")]
         bounds = np.searchsorted(judged.query[by_query], np.arange(len(self.qids) + 1))
         grades = np.trunc(judged.grade[by_query]).astype(np.int64).tolist()  # trec_eval's atol
@@ -362,6 +373,12 @@ def compute(ctx, measures) -> None:
     from ..aggregate import add_metric
 
     coll = ctx.collection
+    odd = negative_only(coll.judged).tolist()
+    if odd:
+        shown = ", ".join(coll.qids[q] for q in odd[:5]) + (" ..." if len(odd) > 5 else "")
+        ctx.notes.append(f"{len(odd)} {'query' if len(odd) == 1 else 'queries'} with only "
+                         f"negative grades ({shown}): trec_eval stops on them, rpp scores them 0 "
+                         "in trec_eval's measures")
     groups: dict[tuple, list] = {}
     for m in measures:
         key = ("alias", m.options["level"], m.name) if "shown_as" in m.options else ("trec",)
