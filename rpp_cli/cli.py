@@ -66,7 +66,8 @@ def input_options(fn):
                                 "(default: it is an error, as in trec_eval).")(command)
     command = click.option("--corpus-size", type=click.IntRange(1, MAX_CORPUS_SIZE), metavar="N",
                            help="Corpus size n for unretrieved items (default: distinct items "
-                                "in all runs and qrels of the query).")(command)
+                                "in the runs' rankings and relevant items of the query, paper "
+                                "§5.5).")(command)
     command = click.option("-j", "--jobs", type=click.IntRange(1, 256), default=default_jobs(),
                            show_default=True, metavar="N",
                            help="Threads that read and join runs (default: the cores, at "

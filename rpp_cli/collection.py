@@ -4,7 +4,7 @@
 or retrieved, gets a code in one exact dictionary (bytes compared on every hit): judged ones
 first, so a code below ``n_judged`` is a judgment. Every evaluated query gets an index (trec_eval
 order), every relevant item a column, and every run a row of ranks (0 = not retrieved); the
-corpus size n of a query is its number of codes. Runs are read and joined by a pool of threads
+corpus size n of a query is its number of items and retrieved codes. Runs are read and joined by a pool of threads
 (the kernel releases the GIL); populations and worst-case positions are numpy on the arrays.
 """
 from __future__ import annotations
@@ -231,7 +231,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
             shown = ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
             notes.append(f"{name}: {_count(len(missing), 'judged query', 'judged queries')} "
                          f"not in the run, scored as empty rankings ({shown})")
-    union = np.bincount(docs.keys(), minlength=len(qids)).astype(np.int64)
+    union = corpus_sizes(docs.keys(), [run.rows.doc for run in loaded], item_doc, len(qids))
     if corpus_size is not None and (union > corpus_size).any():
         q = int(np.argmax(union > corpus_size))
         raise InputError(f"--corpus-size {corpus_size} is smaller than the {union[q]} "
@@ -245,6 +245,15 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     if subtopics is not None:
         coll.subtopics = encode_subtopics(subtopics, qids, item_query, item_docno)
     return coll
+
+
+def corpus_sizes(code_query: np.ndarray, run_docs: list[np.ndarray], item_doc: np.ndarray,
+                 n_queries: int) -> np.ndarray:
+    """(Q,) default corpus size n (contract §2, paper §5.5): the distinct items of each query
+    in the union of every run's ranking (after -M) and its relevant items (the items), from
+    their codes (one per (query, docno); ``code_query`` gives each code's query)."""
+    codes = np.unique(np.concatenate([*run_docs, item_doc]))
+    return np.bincount(code_query[codes], minlength=n_queries).astype(np.int64)
 
 
 def _judged_notes(name: str, query: np.ndarray, rank: np.ndarray, judged: np.ndarray,

@@ -8,9 +8,12 @@ Inputs are Python dicts: ``qrels[qid][docno] = grade`` (the effective grade) and
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytrec_eval
 
+# rpp and invrpp in exact rational arithmetic (dcgrpp's weights are irrational)
+EXACT = {"rpp": lambda i: Fraction(1), "invrpp": lambda i: Fraction(1, i)}
 PREFERENCES = {"rpp": lambda i: 1.0, "dcgrpp": lambda i: 1 / math.log2(i + 1),
                "invrpp": lambda i: 1 / i}
 # printed name -> trec_eval's -m name
@@ -46,8 +49,10 @@ def ranking(run: dict, qid: str) -> list[str]:
 
 
 def corpus_size(qrels: dict, runs: list, qid: str) -> int:
-    """contract §2: distinct docnos in every run's ranking of the query and every judged item."""
-    return len(set(qrels.get(qid, {})) | {d for run in runs for d, _ in run.get(qid, [])})
+    """contract §2 (paper §5.5): distinct docnos in every run's ranking of the query and its
+    relevant items."""
+    relevant = {d for d, g in qrels.get(qid, {}).items() if g > 0}
+    return len(relevant | {d for run in runs for d, _ in run.get(qid, [])})
 
 
 def positions(rank: dict[str, int], pop: list[str], n: int) -> list[int]:
@@ -60,8 +65,10 @@ def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
 
 
-def slow_preferences(qrels: dict, runs: list) -> dict[tuple, float]:
-    """{(measure, qid, a, b): RPP_measure(run a, run b)} for evaluated queries, a != b."""
+def slow_preferences(qrels: dict, runs: list, measures: dict | None = None) -> dict[tuple, float]:
+    """{(measure, qid, a, b): RPP_measure(run a, run b)} for evaluated queries, a != b;
+    ``measures`` (default :data:`PREFERENCES`) maps names to p(i | P) before normalisation:
+    with :data:`EXACT`'s Fractions the values are exact rationals."""
     out = {}
     for q in evaluated(qrels):
         rel = {d: g for d, g in qrels[q].items() if g > 0}
@@ -69,17 +76,17 @@ def slow_preferences(qrels: dict, runs: list) -> dict[tuple, float]:
         ranks = [{d: i + 1 for i, d in enumerate(ranking(run, q))} for run in runs]
         pops = [[d for d in rel if rel[d] >= lam] for lam in sorted(set(rel.values()))]
         total = sum(len(p) for p in pops)
-        for measure, disc in PREFERENCES.items():
+        for measure, disc in (measures or PREFERENCES).items():
             for a in range(len(runs)):
                 for b in range(len(runs)):
                     if a == b:
                         continue
-                    value = 0.0
+                    value = 0
                     for pop in pops:
                         fa, fb = positions(ranks[a], pop, n), positions(ranks[b], pop, n)
                         w = [disc(i) for i in range(1, len(pop) + 1)]
                         s = sum(wi * _sign(y - x) for wi, x, y in zip(w, fa, fb))
-                        value += len(pop) / total * s / sum(w)
+                        value += len(pop) * s / (total * sum(w))
                     out[(measure, q, a, b)] = value
     return out
 

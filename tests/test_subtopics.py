@@ -92,16 +92,18 @@ def test_subtopic_only_items_join_st_rpp_but_not_graded_measures(tmp_path):
                                                             abs=1e-12)
 
 
-def test_items_judged_only_in_subtopic_qrels_count_in_the_corpus_size(tmp_path):
+def test_items_relevant_only_in_subtopic_qrels_count_in_the_corpus_size(tmp_path):
+    """contract §2: n = |rankings ∪ relevant items|; y is relevant to subtopic 1 only (an
+    item of ST-RPP), z judged non-relevant and retrieved by no run: not counted."""
     q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
-    s = write_subtopics(tmp_path / "sub", [("q1", 1, "a", 1), ("q1", 1, "y", 0),
+    s = write_subtopics(tmp_path / "sub", [("q1", 1, "a", 1), ("q1", 1, "y", 1),
                                            ("q1", 2, "z", 0)])
     a = write_run(tmp_path / "A", {"q1": ["x"]}, "A")
     b = write_run(tmp_path / "B", {"q1": ["a"]}, "B")
     plain = parse_lines(rpp("eval", "-m", "asl", q, a, b).out)
     with_sub = parse_lines(rpp("eval", "-m", "asl", "--subtopics", s, q, a, b).out)
     assert plain[("asl", "all", "A")] == 2  # n = |{x, a}|: a sits at n - 1 + 1
-    assert with_sub[("asl", "all", "A")] == 4  # n = |{x, a, y, z}|
+    assert with_sub[("asl", "all", "A")] == 3  # n = |{x, a, y}|
 
 
 def test_qrels_omitted_or_dash_uses_the_largest_subtopic_grade(tmp_path):
@@ -183,8 +185,8 @@ def slow_st_rpp(qrels, sub, runs):
         pops = [sorted({d for qq, tt, d, g in sub if qq == q and tt == t and g > 0})
                 for t in (1, 2, 3)]
         pops = [p for p in pops if p] + [rel]
-        judged = set(qrels[q]) | {d for qq, _, d, _ in sub if qq == q}
-        n = len(judged | {d for run in runs for d in run[q]})
+        relevant = {d for pop in pops for d in pop}  # to a subtopic or in the qrels
+        n = len(relevant | {d for run in runs for d in run[q]})
 
         def f(run, pop):
             got = sorted(run[q].index(d) + 1 for d in pop if d in run[q])
@@ -217,9 +219,9 @@ def test_st_rpp_matches_literal_spec(tmp_path, coll):
                    True, [])
     expected = slow_st_rpp(qrels, sub, runs)
     for (name, qid, a, b), value in expected.items():
-        qi = ctx.collection.qids.index(qid)
+        qi = ctx.collection.evaluated_qids.index(qid)  # tensors: the evaluated queries
         assert ctx.tensors[name][qi, a, b] == pytest.approx(value, abs=1e-9)
-    assert len(expected) == 3 * len(ctx.collection.qids) * len(runs) ** 2
+    assert len(expected) == 3 * len(ctx.collection.evaluated) * len(runs) ** 2
 
 
 def test_compare_and_meta_take_subtopics():

@@ -80,22 +80,54 @@ def pair_blocks(positions: np.ndarray, pops: Populations, n_queries: int
         q0 = q1
 
 
+# Unit roundoff of float64. A weighted sum whose magnitude is within
+# TIE_ROUNDOFFS(L) * U * Σ|w| of zero is a tie (contract §4): see :func:`pairwise`.
+U = 2.0 ** -53
+
+
+def tie_bound(n_levels: np.ndarray) -> np.ndarray:
+    """Relative bound, per query of ``n_levels`` levels, on the float error of a weighted RPP:
+    recursive summation of k <= L signed weights errs by at most (L - 1)·u·Σ|w| (Higham,
+    Accuracy and Stability, §4.2), and each weight p(P)·g(i)/Σ_j g(j) carries at most
+    (L + 6)·u of relative error from its own arithmetic (a sum of <= L terms, a log2, three
+    products and quotients), so the computed sum is within (2L + 5)·u·Σ|w| of the exact one.
+    Twice that is the bound: no float leftover passes it, and an exact non-zero RPP below it
+    (under 2.3e-13 for 500 levels) is beyond what float64 weights can resolve."""
+    return 2.0 * (2.0 * n_levels + 5.0) * U
+
+
 def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
-             n_queries: int) -> np.ndarray:
+             n_queries: int, uniform: np.ndarray | None = None) -> np.ndarray:
     """RPP of every ordered run pair on every query: (M, Q, R, R) for M weight columns.
 
-    ``positions`` is (R, L) from :func:`worst_case_positions`, ``weights`` (L, M). Only pairs
-    a < b are computed; RPP(b, a) = -RPP(a, b) fills the rest exactly.
+    ``positions`` is (R, L) from :func:`worst_case_positions`, ``weights`` (L, M); ``uniform``
+    (M,) marks the columns of uniform RPP, computed exactly from integer counts: every level
+    of a query weighs 1 / (its number of levels), so RPP = (Σ signs) / levels and a tie is
+    exactly 0. Other columns are float sums whose magnitude under :func:`tie_bound` · Σ|w| is
+    set to exactly 0 (float leftovers of cancelling signs). Only pairs a < b are computed;
+    RPP(b, a) = -RPP(a, b) fills the rest exactly.
     """
     n_runs = positions.shape[0]
     out = np.zeros((weights.shape[1], n_queries, n_runs, n_runs))
+    uniform = np.zeros(weights.shape[1], dtype=bool) if uniform is None else uniform
     for q0, q1, lo, ia, ib, diff, bounds in pair_blocks(positions, pops, n_queries):
         if diff.shape[1] == 0:
             continue
         sign = np.sign(diff).astype(np.int8)
+        levels = np.diff(np.append(bounds, diff.shape[1]))  # (Qc,) levels of each query
+        counts = np.add.reduceat(sign.astype(np.int64), bounds, axis=1) if uniform.any() \
+            else None
+        if not uniform.all():
+            decided = sign != 0
+            tolerance = tie_bound(levels.astype(np.float64))
         for m in range(weights.shape[1]):
-            w = weights[lo:lo + diff.shape[1], m]
-            vals = np.add.reduceat(sign * w, bounds, axis=1)  # (pairs, Qc)
+            if uniform[m]:
+                vals = counts / levels  # (pairs, Qc): a ratio of integers
+            else:
+                w = weights[lo:lo + diff.shape[1], m]
+                vals = np.add.reduceat(sign * w, bounds, axis=1)  # (pairs, Qc)
+                mass = np.add.reduceat(decided * w, bounds, axis=1)
+                vals[np.abs(vals) <= tolerance * mass] = 0.0
             out[m, q0:q1, ia, ib] = vals  # advanced indices first: (pairs, Qc)
             out[m, q0:q1, ib, ia] = -vals
     return out
@@ -112,8 +144,9 @@ def compute(ctx, measures: list[Measure]) -> None:
         positions = worst_case_positions(ctx.collection.ranks, pops,
                                          ctx.collection.corpus_size)
         weights = np.stack([level_weights(pops, m.options["discount"]) for m in group], axis=1)
+        uniform = np.array([m.options["discount"] == "uniform" for m in group])
         tensor = pairwise(positions, ctx.collection.by_evaluated(pops), weights,
-                          len(ctx.collection.evaluated))
+                          len(ctx.collection.evaluated), uniform)
         for m, per_query in zip(group, tensor):
             ctx.add_preference(m.name, per_query)
 

@@ -9,8 +9,8 @@ from . import METRIC, Measure, family, register
 register(Measure("asl", METRIC, "search_length",
                  "average search length: mean full-corpus position of the relevant items "
                  "(lower is better)", higher_is_better=False,
-                 parameters="--corpus-size N (default: distinct items in the query's runs and "
-                            "qrels)"))
+                 parameters="--corpus-size N (default: distinct items in the query's rankings "
+                            "and relevant items)"))
 
 
 def relevant_population(item_query: np.ndarray, relevant: np.ndarray) -> Populations:
