@@ -142,3 +142,22 @@ def test_query_with_only_negative_grades_scores_zero_with_a_note(tmp_path) -> No
     assert ("1 query with only negative grades (1): trec_eval stops on them, rpp scores them 0 "
             "in trec_eval's measures") in res.err
     assert ("rpp_win", "1", "x") not in got and ("rpp_win", "2", "x") in got
+
+
+def test_meta_studies_one_query_set_and_compare_caption_names_both() -> None:
+    """rpp meta compares measures on one query set: the 19 queries with a grade-3 item (a
+    note says so); compare's paper caption names both counts; check gates each measure."""
+    runs = [GOLDEN / r for r in RUNS]
+    meta = rpp("meta", "-l", "3", "--analysis", "ties,agreement", "-m", "rpp", "-m", "map",
+               GOLDEN / "qrels", *runs)
+    assert meta.code == 0, meta.err
+    assert ("meta studies every measure on the 19 queries with a relevant item (trec_eval's "
+            "measures alone average over 52)") in meta.err
+    paper = rpp("compare", "-l", "3", "--view", "paper", "--format", "markdown", "--test",
+                "ttest", "-m", "rpp", "-m", "map", GOLDEN / "qrels", *runs)
+    assert paper.code == 0, paper.err
+    assert ("Mean over 19 queries with a relevant item (trec_eval's measures: all 52 queries "
+            "of the qrels)") in paper.out
+    only_map = rpp("compare", "-l", "3", "--view", "paper", "--format", "markdown", "--test",
+                   "ttest", "-m", "map", GOLDEN / "qrels", *runs)
+    assert "Mean over 52 queries" in only_map.out
