@@ -243,7 +243,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
                       union if corpus_size is None else np.full(len(qids), corpus_size,
                                                                   dtype=np.int64), level)
     if subtopics is not None:
-        coll.subtopics = encode_subtopics(subtopics, qids, item_query, item_docno)
+        coll.subtopics = encode_subtopics(subtopics, qids, item_query, item_docno, evaluated)
     return coll
 
 

@@ -244,3 +244,17 @@ def test_compare_and_meta_take_subtopics():
     assert meta.code == 0, meta.err
     assert {k[:3] for k in parse_lines(meta.out)} >= {("power_ttest", "all", "st-rpp"),
                                                        ("power_ttest", "all", "alpha-nDCG@20")}
+
+
+def test_query_without_main_relevant_item_but_subtopic_relevant_ones(tmp_path):
+    """Query 2 judges a as 0 in the main qrels but a is relevant to its subtopic 2: rpp's
+    measures skip query 2 (no relevant item, contract §1), trec_eval's map keeps it (0):
+    map(A) = (1 + 0) / 2 = 0.5; st-rpp on query 1 only: both place a first, 0."""
+    q = write_qrels(tmp_path / "qrels", [("1", "a", 1), ("2", "a", 0)])
+    s = write_subtopics(tmp_path / "sub", [("2", 2, "a", 1), ("1", 1, "a", 1)])
+    runs = [write_run(tmp_path / t, {"1": ["a"], "2": ["a"]}, t) for t in ("A", "B")]
+    res = rpp("eval", "-q", "-m", "st-rpp", "-m", "map", "--subtopics", s, q, *runs)
+    assert res.code == 0, res.err
+    got = parse_lines(res.out)
+    assert got[("map", "all", "A")] == 0.5 and ("st-rpp", "2", "A", "B") not in got
+    assert got[("st-rpp", "1", "A", "B")] == 0
