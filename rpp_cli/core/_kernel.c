@@ -58,16 +58,65 @@ static void release(Views *vs) {
 
 /* ---------------------------------------------------------------- split */
 
-enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3 };
+enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3, ERR_UNSAFE = 4 };
 
-/* Byte classes of the tokenizer: part of a field, a blank (space, tab), or anything else
- * (LF, CR and the control bytes, each looked at by hand). */
-enum { FIELD = 0, BLANK = 1, OTHER = 2 };
+/* Byte classes of the tokenizer: part of a field, a blank (space, tab), a byte >= 0x80 (the
+ * start of a UTF-8 sequence or a byte that is not UTF-8: looked at by unsafe_at), or anything
+ * else (LF, CR and the control bytes, each looked at by hand). */
+enum { FIELD = 0, BLANK = 1, OTHER = 2, HIGH = 3 };
 static unsigned char byte_class[256];
 
 static void init_byte_class(void) {
-    for (int c = 0; c < 256; c++) byte_class[c] = (c < 0x20 || c == 0x7f) ? OTHER : FIELD;
+    for (int c = 0; c < 256; c++)
+        byte_class[c] = (c < 0x20 || c == 0x7f) ? OTHER : c >= 0x80 ? HIGH : FIELD;
     byte_class[' '] = byte_class['\t'] = BLANK;
+}
+
+/* The length of the valid UTF-8 sequence at p[0..n) (as Python's strict decoder accepts it:
+ * no overlong form, no surrogate, at most U+10FFFF) and its code point; 0 when there is none. */
+static Py_ssize_t utf8_at(const unsigned char *p, Py_ssize_t n, uint32_t *cp) {
+    unsigned char c = p[0];
+    Py_ssize_t len;
+    unsigned char lo = 0x80, hi = 0xBF; /* the range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (n < len || p[1] < lo || p[1] > hi) return 0;
+    uint32_t v = c & (0x7F >> len);
+    for (Py_ssize_t j = 1; j < len; j++) {
+        if (j > 1 && (p[j] & 0xC0) != 0x80) return 0;
+        v = (v << 6) | (p[j] & 0x3F);
+    }
+    *cp = v;
+    return len;
+}
+
+/* Characters refused in every field (contract §1): they would rewrite a terminal line or
+ * reorder what a reader sees. C1 controls U+0080-U+009F, the line and paragraph separators
+ * U+2028-U+2029, the bidirectional embeddings and overrides U+202A-U+202E and isolates
+ * U+2066-U+2069. */
+static inline int unsafe_char(uint32_t cp) {
+    return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x2028 && cp <= 0x202E)
+        || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* At a byte >= 0x80: how many bytes to step over, or 0 when the character there is refused
+ * (*cp = its code point). A byte that starts no valid UTF-8 sequence stands for itself, the
+ * Latin-1 character of that value: 0x80-0x9F are C1 controls there too. */
+static inline Py_ssize_t unsafe_at(const unsigned char *p, Py_ssize_t n, uint32_t *cp) {
+    Py_ssize_t len = utf8_at(p, n, cp);
+    if (len == 0) {
+        len = 1;
+        *cp = p[0];
+    }
+    return unsafe_char(*cp) ? 0 : len;
 }
 
 /* split(data, fields, max_token, nfields_out, starts_out, lens_out)
@@ -76,7 +125,9 @@ static void init_byte_class(void) {
  * Lines end at LF; a CR directly before LF (or at the end of the data) is part of the line
  * end. Fields are separated by runs of spaces and tabs. A UTF-8 BOM at offset 0 is skipped.
  * Blank lines and lines whose first field starts with '#' are not rows. Any other byte below
- * 0x20, and 0x7f, stops with ERR_CONTROL (a = the byte); a field longer than max_token stops
+ * 0x20, and 0x7f, stops with ERR_CONTROL (a = the byte); a character that unsafe_at refuses
+ * stops with ERR_UNSAFE (a = its code point, or the byte when it is not UTF-8; b = 1 for a
+ * byte that is not UTF-8, else 0); a field longer than max_token stops
  * with ERR_TOO_LONG (a = 1-based field, b = its length). error_offset is the byte offset of
  * the error (its line is counted by the caller). For each row: its number of fields, and for
  * the fields listed in `fields` (0-based) start offset and length, column-major: field j of
@@ -132,7 +183,19 @@ static PyObject *split(PyObject *self, PyObject *args) {
             if (c == '\r' && (i + 1 == n || p[i + 1] == '\n')) { i++; continue; }
             /* a field: bytes of class FIELD, ended by a blank, a line end or the data end */
             Py_ssize_t s = i;
-            while (i < n && byte_class[p[i]] == FIELD) i++;
+            for (;;) {
+                while (i < n && byte_class[p[i]] == FIELD) i++;
+                if (i >= n || byte_class[p[i]] != HIGH) break;
+                uint32_t cp = 0;
+                Py_ssize_t step = unsafe_at(p + i, n - i, &cp);
+                if (step == 0) {
+                    err = ERR_UNSAFE; err_at = i; err_a = cp;
+                    err_b = utf8_at(p + i, n - i, &cp) == 0;
+                    break;
+                }
+                i += step;
+            }
+            if (err != ERR_NONE) break;
             if (i < n && byte_class[p[i]] == OTHER && p[i] != '\n'
                 && !(p[i] == '\r' && (i + 1 == n || p[i + 1] == '\n'))) {
                 err = ERR_CONTROL; err_at = i; err_a = p[i];

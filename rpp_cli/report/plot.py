@@ -2,7 +2,8 @@
 heatmap, a generic line plot (robustness curves) and the ECDF of ``rpp levels``.
 
 matplotlib is optional (``pip install 'rpp-cli[plot]'``): :func:`require` turns its absence
-into one line and exit status 2 before any work is done.
+into one line and exit status 2 before any work is done. Every name drawn (runs, measures)
+goes through :func:`.escape.plot_label` first: it is drawn as written, never as mathtext.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..results import ALL, Results
+from .escape import plot_label
 
 MISSING = "--plot needs matplotlib: pip install 'rpp-cli[plot]'"
 
@@ -99,13 +101,14 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
         raise InputError(f"--plot-measure {measure}: not a preference measure of this "
                          f"evaluation (choose from {', '.join(choices)})")
     matrix = aggregate_matrix(results, measure)
+    title = plot_label(measure)
     win_all = win_rates(matrix)
     order = win_order(matrix, results.runs)
     shown = order[:MAX_HEATMAP_RUNS]  # a readable figure of bounded size: the best runs
     matrix = matrix[np.ix_(shown, shown)]
     win = win_all[shown]
     order = shown
-    names = [results.runs[i] for i in order]
+    names = [plot_label(results.runs[i]) for i in order]
     labels = [f"{n} ({w:+.2f})" for n, w in zip(names, win)]
     plt = _pyplot()
     n = len(names)
@@ -120,7 +123,7 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
     ax.set_ylabel("row run (win rate)")
     cut = (f"\nthe top {n} of {len(results.runs)} runs by win rate (over all runs)"
            if len(results.runs) > n else "; runs by win rate")
-    ax.set_title(f"{measure}: row vs column run, mean over queries\n"
+    ax.set_title(f"{title}: row vs column run, mean over queries\n"
                  f"> 0: row preferred{cut}")
     size = max(6.0, min(9.0, 60.0 / n))
     for i, j in zip(*np.nonzero(np.isfinite(matrix))):
@@ -128,7 +131,7 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
         ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=size,
                 color="white" if abs(value) > 0.6 * limit else "black")
     fig.colorbar(image, ax=ax, shrink=0.8,
-                 label=f"{measure}(row, column); scale ±{limit:.2f}, the largest |value|")
+                 label=f"{title}(row, column); scale ±{limit:.2f}, the largest |value|")
     _save(fig, path)
 
 
@@ -139,14 +142,21 @@ def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[fl
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120, layout="constrained")
     for label, (x, y) in series.items():
-        ax.plot(x, y, marker="o", markersize=3, label=label)
+        ax.plot(x, y, marker="o", markersize=3, label=plot_label(label))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
     if series:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        _legend(ax, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     _save(fig, path)
+
+
+def _legend(ax, **options) -> None:
+    """A legend of every line of ``ax``, labels starting with ``_`` included (matplotlib's
+    own collection would leave those out: a measure or run could vanish from it)."""
+    lines = ax.get_lines()
+    ax.legend(lines, [line.get_label() for line in lines], **options)
 
 
 def robustness_curves(results: Results, path: str,
@@ -205,6 +215,7 @@ def _scatter(ax, pref: str, metric: str, x: np.ndarray, y: np.ndarray) -> None:
     ax.axhline(0, color="grey", linewidth=0.6)
     ax.axvline(0, color="grey", linewidth=0.6)
     same = float(np.mean(np.sign(x) == np.sign(y))) if len(x) else float("nan")
+    pref, metric = plot_label(pref), plot_label(metric)
     ax.set_xlabel(f"{metric}(a) - {metric}(b), per query")
     ax.set_ylabel(f"{pref}(a, b), per query")
     ax.set_title(f"{pref} against {metric}: same sign on {same:.0%} of {len(x)} points")
@@ -214,12 +225,13 @@ def _scatter(ax, pref: str, metric: str, x: np.ndarray, y: np.ndarray) -> None:
 def _lines(ax, series, xlabel: str) -> None:
     for label, (x, y) in series.items():
         order = np.argsort(x)
-        ax.plot(np.array(x)[order], np.array(y)[order], marker="o", markersize=3, label=label)
+        ax.plot(np.array(x)[order], np.array(y)[order], marker="o", markersize=3,
+                label=plot_label(label))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("Kendall's tau-b with the full ordering")
     ax.set_title(f"Robustness: {xlabel}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, frameon=False)
+    _legend(ax, fontsize=8, frameon=False)
 
 
 def _bars(ax, power: dict[str, dict[str, float]]) -> None:
@@ -228,8 +240,8 @@ def _bars(ax, power: dict[str, dict[str, float]]) -> None:
     for k, (name, values) in enumerate(power.items()):
         ax.bar(np.arange(len(measures)) + k * width, [values.get(m, np.nan) for m in measures],
                width, label=name.replace("power_", ""))
-    ax.set_xticks(np.arange(len(measures)) + width * (len(power) - 1) / 2, measures,
-                  rotation=30, ha="right")
+    ax.set_xticks(np.arange(len(measures)) + width * (len(power) - 1) / 2,
+                  [plot_label(m) for m in measures], rotation=30, ha="right")
     ax.set_ylim(0, 1)
     ax.set_ylabel("pairs of runs significantly different")
     ax.set_title("Discriminative power")
@@ -241,8 +253,9 @@ def _agreement(ax, fig, agreement: dict[tuple[str, str], float]) -> None:
     grid = np.array([[1.0 if a == b else agreement.get((a, b), agreement.get((b, a), np.nan))
                       for b in names] for a in names])
     image = ax.imshow(grid, cmap="viridis", vmin=-1, vmax=1)
-    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
-    ax.set_yticks(range(len(names)), names)
+    labels = [plot_label(name) for name in names]
+    ax.set_xticks(range(len(names)), labels, rotation=30, ha="right")
+    ax.set_yticks(range(len(names)), labels)
     for i, j in zip(*np.nonzero(np.isfinite(grid))):
         ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8,
                 color="black" if grid[i, j] > 0.3 else "white")
@@ -254,7 +267,7 @@ def difference_ecdf(path: str, difference: np.ndarray, runs: tuple[str, str],
     """``rpp levels --plot``: the ECDF of the per-level differences f_i^b − f_i^a (positive
     where run a is ahead) on a symlog axis (they span 1..n), a line at 0, and the shares of
     levels where a is ahead, b is ahead, they tie (``shares``) in the title."""
-    a, b = runs
+    a, b = (plot_label(run) for run in runs)
     x = np.sort(difference)
     edge = 1.5 * max(1.0, float(np.abs(x).max()))  # symmetric: the two sides compare
     plt = _pyplot()
