@@ -62,8 +62,8 @@ def csv_field(text: str) -> str:
     if text.startswith(FORMULA_START):
         text = "'" + text
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="").writerow([text])
-    return buf.getvalue()
+    csv.writer(buf, lineterminator="\r\n").writerow([text])  # CR and LF in a field: quoted
+    return buf.getvalue()[:-2]
 
 
 def json_string(text: str) -> str:
