@@ -107,16 +107,33 @@ static inline int unsafe_char(uint32_t cp) {
         || (cp >= 0x2066 && cp <= 0x2069);
 }
 
-/* At a byte >= 0x80: how many bytes to step over, or 0 when the character there is refused
- * (*cp = its code point). A byte that starts no valid UTF-8 sequence stands for itself, the
- * Latin-1 character of that value: 0x80-0x9F are C1 controls there too. */
-static inline Py_ssize_t unsafe_at(const unsigned char *p, Py_ssize_t n, uint32_t *cp) {
-    Py_ssize_t len = utf8_at(p, n, cp);
-    if (len == 0) {
-        len = 1;
-        *cp = p[0];
+/* The rest of a field from p[i] >= 0x80 on: the offset where it ends (the first blank, line
+ * end or control byte), or -1 when a character in it is refused, with *at its offset, *cp its
+ * code point and *lone 1 when it is a byte that starts no valid UTF-8 sequence: such a byte
+ * stands for the Latin-1 character of its value, and 0x80-0x9F are C1 controls there too.
+ * Out of line: the loop over ASCII fields stays as small as it was. */
+static Py_ssize_t __attribute__((noinline))
+high_field(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *at, uint32_t *cp,
+           int *lone) {
+    while (i < n) {
+        if (p[i] < 0x80) {
+            if (byte_class[p[i]] != FIELD) break;
+            i++;
+            continue;
+        }
+        Py_ssize_t len = utf8_at(p + i, n - i, cp);
+        *lone = len == 0;
+        if (len == 0) {
+            len = 1;
+            *cp = p[i];
+        }
+        if (unsafe_char(*cp)) {
+            *at = i;
+            return -1;
+        }
+        i += len;
     }
-    return unsafe_char(*cp) ? 0 : len;
+    return i;
 }
 
 /* split(data, fields, max_token, nfields_out, starts_out, lens_out)
@@ -183,19 +200,16 @@ static PyObject *split(PyObject *self, PyObject *args) {
             if (c == '\r' && (i + 1 == n || p[i + 1] == '\n')) { i++; continue; }
             /* a field: bytes of class FIELD, ended by a blank, a line end or the data end */
             Py_ssize_t s = i;
-            for (;;) {
-                while (i < n && byte_class[p[i]] == FIELD) i++;
-                if (i >= n || byte_class[p[i]] != HIGH) break;
+            while (i < n && byte_class[p[i]] == FIELD) i++;
+            if (i < n && byte_class[p[i]] == HIGH) {
                 uint32_t cp = 0;
-                Py_ssize_t step = unsafe_at(p + i, n - i, &cp);
-                if (step == 0) {
-                    err = ERR_UNSAFE; err_at = i; err_a = cp;
-                    err_b = utf8_at(p + i, n - i, &cp) == 0;
+                int lone = 0;
+                i = high_field(p, i, n, &err_at, &cp, &lone);
+                if (i < 0) {
+                    err = ERR_UNSAFE; err_a = cp; err_b = lone;
                     break;
                 }
-                i += step;
             }
-            if (err != ERR_NONE) break;
             if (i < n && byte_class[p[i]] == OTHER && p[i] != '\n'
                 && !(p[i] == '\r' && (i + 1 == n || p[i + 1] == '\n'))) {
                 err = ERR_CONTROL; err_at = i; err_a = p[i];
