@@ -12,9 +12,13 @@ import csv
 import io
 import json
 import re
-import string
 
-ALL_PUNCTUATION = str.maketrans({c: "\\" + c for c in string.punctuation})
+# ASCII punctuation with a meaning in CommonMark, GitHub's extensions (tables, strikethrough,
+# autolinks, math) or GitHub's rendering (emoji shortcodes, mentions); the rest of ASCII
+# punctuation (, ( ) - + ' " / = ? ; %) means nothing within a line once these are escaped:
+# a ( opens a link target only after a ], a - or + starts a list only at the start of a block.
+MARKDOWN_SPECIAL = "\\`*_{}[]<>#!|~&$:@.^"
+_MARKDOWN = str.maketrans({c: "\\" + c for c in MARKDOWN_SPECIAL})
 
 
 def ident(text: str) -> str:
@@ -28,11 +32,11 @@ def ident(text: str) -> str:
 
 
 def markdown(text: str) -> str:
-    """Every ASCII punctuation character backslash-escaped: CommonMark (and GitHub's Markdown)
-    shows an escaped punctuation character as itself and never as markup, so a name cannot end
-    a table cell (``|``), open a link, an image, HTML, a code span, emphasis, math (``$``), an
-    autolink (``:``, ``.``), a mention or an emoji."""
-    return text.translate(ALL_PUNCTUATION)
+    """:data:`MARKDOWN_SPECIAL` backslash-escaped: CommonMark (and GitHub's Markdown) shows an
+    escaped ASCII punctuation character as itself, never as markup, so a name cannot end a
+    table cell (``|``), open a link, an image, HTML, an entity, a code span, emphasis, math
+    (``$``) or an autolink (``:``, ``.``)."""
+    return text.translate(_MARKDOWN)
 
 
 _LATEX = str.maketrans({

@@ -196,11 +196,11 @@ def test_matrix_layout_by_hand():
 
 
 def test_markdown_layout_by_hand():
-    """Every ASCII punctuation character of a name or title is backslash-escaped (``_`` of
-    ``dense_v2``, the parentheses and colon of the title); numbers are not."""
+    """Markdown's specials in a name or title are backslash-escaped (``_`` of ``dense_v2``,
+    the colon of the title); numbers are not."""
     text = render(small_results(), "markdown", precision=2, summary=True)
     assert text.split("\n\n")[2:4] == [
-        "**rpp \\(all\\)\\: row run vs column run**",
+        "**rpp (all)\\: row run vs column run**",
         "| rpp       |  bm25 | dense\\_v2 |    x |\n"
         "|:----------|------:|----------:|-----:|\n"
         "| bm25      |       |     -0.50 | 0.25 |\n"
