@@ -68,6 +68,21 @@ def test_a_tag_cannot_forge_a_pass_in_the_check_summary(tmp_path, monkeypatch):
         assert re.sub(r"\\(.)", r"\1", cells[0]) == FORGER
 
 
+@pytest.mark.parametrize("env_name", ["utf8", "C"])
+def test_the_check_summary_in_a_subprocess(tmp_path, monkeypatch, env_name):
+    """The same in a CI-like process (strict UTF-8 stdout, or the C locale): the forger's
+    rows read **FAIL** on stdout and in $GITHUB_STEP_SUMMARY, exit 1."""
+    q, (base, evil) = collection(tmp_path, ["base", FORGER])
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    res = run_rpp(["check", q, "--baseline", base, evil, "--test", "ttest", "--format",
+                   "markdown"], env_name)
+    assert res.returncode == 1, res.stderr
+    for text in (res.stdout.decode("utf-8"), summary.read_text("utf-8")):
+        rows = [line for line in text.splitlines() if line.startswith("|")][2:]
+        assert [[c.strip() for c in gfm_cells(row)][2] for row in rows] == ["**FAIL**"]
+
+
 def test_a_tag_cannot_shift_the_paper_table(tmp_path):
     """compare --view paper --format markdown: every row has its letter, name and one value
     per measure, the name reads back whole."""
