@@ -311,3 +311,15 @@ def test_an_error_echoing_an_id_escapes_its_bytes(tmp_path):
         assert res.returncode == 2 and res.stdout == b""
         assert res.stderr.isascii() and res.stderr.count(b"\n") == 1
         assert b"docno 'caf\\xe9' repeated in query q\\xff" in res.stderr, res.stderr
+
+
+def test_ndeval_csv_guards_a_formula_run_id(tmp_path):
+    """``rpp ndeval``'s CSV: a run tagged ``=cmd`` is written ``'=cmd`` (topics are numbers
+    and stay as ndeval writes them)."""
+    qrels, run = tmp_path / "qrels", tmp_path / "=cmd"
+    qrels.write_text("1 1 a 1\n1 2 d 1\n")
+    run.write_text("1 Q0 a 1 2 =cmd\n1 Q0 d 2 1 =cmd\n")
+    res = rpp("ndeval", qrels, run)
+    assert res.code == 0, res.err
+    rows = list(csv.reader(io.StringIO(res.out)))
+    assert [row[:2] for row in rows[1:]] == [["'=cmd", "1"], ["'=cmd", "amean"]]

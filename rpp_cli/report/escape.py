@@ -13,10 +13,10 @@ import io
 import json
 import re
 
-# ASCII punctuation with a meaning in CommonMark, GitHub's extensions (tables, strikethrough,
-# autolinks, math) or GitHub's rendering (emoji shortcodes, mentions); the rest of ASCII
-# punctuation (, ( ) - + ' " / = ? ; %) means nothing within a line once these are escaped:
-# a ( opens a link target only after a ], a - or + starts a list only at the start of a block.
+# ASCII punctuation with a meaning within a line in CommonMark or GitHub's extensions (tables,
+# strikethrough, autolinks, math); the rest of ASCII punctuation (, ( ) - + ' " / = ? ; %)
+# means nothing there once these are escaped: a ( opens a link target only after a ], a - or +
+# starts a list only at the start of a block.
 MARKDOWN_SPECIAL = "\\`*_{}[]<>#!|~&$:@.^"
 _MARKDOWN = str.maketrans({c: "\\" + c for c in MARKDOWN_SPECIAL})
 
