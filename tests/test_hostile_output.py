@@ -323,3 +323,16 @@ def test_ndeval_csv_guards_a_formula_run_id(tmp_path):
     assert res.code == 0, res.err
     rows = list(csv.reader(io.StringIO(res.out)))
     assert [row[:2] for row in rows[1:]] == [["'=cmd", "1"], ["'=cmd", "amean"]]
+
+
+def test_a_subtopic_id_with_a_control_is_refused(tmp_path):
+    """Subtopic qrels go through the same reader: U+2066 in a subtopic id is one line."""
+    qrels, run = tmp_path / "subtopics", tmp_path / "run"
+    qrels.write_bytes("1 1 a 1\n1 t\u2066 d 1\n".encode("utf-8"))
+    run.write_text("1 Q0 a 1 2 r\n")
+    for args in (["ndeval", qrels, run], ["eval", "--subtopics", qrels, "--name", "r", run]):
+        res = rpp(*args)
+        assert (res.code, res.out) == (2, ""), res.err
+        assert res.err == (f"rpp: {qrels}:2: U+2066 (a bidirectional control) is not allowed in "
+                           "a field: it could rewrite or reorder what a terminal or a table "
+                           "shows\n")
