@@ -116,9 +116,21 @@ static Py_ssize_t __attribute__((noinline))
 high_field(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *at, uint32_t *cp,
            int *lone) {
     while (i < n) {
-        if (p[i] < 0x80) {
-            if (byte_class[p[i]] != FIELD) break;
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            if (byte_class[c] != FIELD) break;
             i++;
+            continue;
+        }
+        /* leads of which every valid sequence is allowed (U+00C0-U+07FF, U+1000-U+1FFF,
+         * U+3000-U+CFFF, U+E000-U+FFFF): check the continuation bytes only */
+        if (c >= 0xC3 && c <= 0xDF && i + 1 < n && (p[i + 1] & 0xC0) == 0x80) {
+            i += 2;
+            continue;
+        }
+        if ((c == 0xE1 || (c >= 0xE3 && c <= 0xEC) || c >= 0xEE) && c <= 0xEF && i + 2 < n
+            && (p[i + 1] & 0xC0) == 0x80 && (p[i + 2] & 0xC0) == 0x80) {
+            i += 3;
             continue;
         }
         Py_ssize_t len = utf8_at(p + i, n - i, cp);
@@ -201,20 +213,22 @@ static PyObject *split(PyObject *self, PyObject *args) {
             /* a field: bytes of class FIELD, ended by a blank, a line end or the data end */
             Py_ssize_t s = i;
             while (i < n && byte_class[p[i]] == FIELD) i++;
-            if (i < n && byte_class[p[i]] == HIGH) {
-                uint32_t cp = 0;
-                int lone = 0;
-                i = high_field(p, i, n, &err_at, &cp, &lone);
-                if (i < 0) {
-                    err = ERR_UNSAFE; err_a = cp; err_b = lone;
+            if (i < n && byte_class[p[i]] >= OTHER) { /* one test for ASCII fields, as before */
+                if (byte_class[p[i]] == HIGH) {
+                    uint32_t cp = 0;
+                    int lone = 0;
+                    i = high_field(p, i, n, &err_at, &cp, &lone);
+                    if (i < 0) {
+                        err = ERR_UNSAFE; err_a = cp; err_b = lone;
+                        break;
+                    }
+                }
+                if (i < n && byte_class[p[i]] == OTHER && p[i] != '\n'
+                    && !(p[i] == '\r' && (i + 1 == n || p[i + 1] == '\n'))) {
+                    err = ERR_CONTROL; err_at = i; err_a = p[i];
                     break;
                 }
             }
-            if (i < n && byte_class[p[i]] == OTHER && p[i] != '\n'
-                && !(p[i] == '\r' && (i + 1 == n || p[i + 1] == '\n'))) {
-                err = ERR_CONTROL; err_at = i; err_a = p[i];
-            }
-            if (err != ERR_NONE) break;
             if (nfld == 0 && p[s] == '#') comment = 1;
             if (!comment && i - s > max_token) {
                 err = ERR_TOO_LONG; err_at = s; err_a = nfld + 1; err_b = i - s;
