@@ -6,7 +6,7 @@ working tree's, built alike, on the same generated run files, interleaved, best 
     .venv/bin/python bench/split_ab.py --base main --rows 200000 --instructions
 
 Two files of ``--rows`` run lines each: ASCII docnos (``msmarco_passage_NN_N``) and docnos
-heavy in UTF-8 (``Zürich_Straße_東京_N``, 7 of ~22 bytes non-ASCII): the tokenizer looks at
+heavy in UTF-8 (``Zürich_Straße_東京_N``, 10 of about 29 bytes non-ASCII): the tokenizer looks at
 every byte >= 0x80 (contract §1: C1, separators and bidi controls are refused), so the second
 file is its worst case. Prints the best time of each build per file and their ratio; with
 ``--instructions``, the instructions one split executes (valgrind's callgrind, collecting in

@@ -61,7 +61,7 @@ static void release(Views *vs) {
 enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3, ERR_UNSAFE = 4 };
 
 /* Byte classes of the tokenizer: part of a field, a blank (space, tab), a byte >= 0x80 (the
- * start of a UTF-8 sequence or a byte that is not UTF-8: looked at by unsafe_at), or anything
+ * start of a UTF-8 sequence or a byte that is not UTF-8: looked at by high_field), or anything
  * else (LF, CR and the control bytes, each looked at by hand). */
 enum { FIELD = 0, BLANK = 1, OTHER = 2, HIGH = 3 };
 static unsigned char byte_class[256];
@@ -154,7 +154,7 @@ high_field(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *at, u
  * Lines end at LF; a CR directly before LF (or at the end of the data) is part of the line
  * end. Fields are separated by runs of spaces and tabs. A UTF-8 BOM at offset 0 is skipped.
  * Blank lines and lines whose first field starts with '#' are not rows. Any other byte below
- * 0x20, and 0x7f, stops with ERR_CONTROL (a = the byte); a character that unsafe_at refuses
+ * 0x20, and 0x7f, stops with ERR_CONTROL (a = the byte); a character that high_field refuses
  * stops with ERR_UNSAFE (a = its code point, or the byte when it is not UTF-8; b = 1 for a
  * byte that is not UTF-8, else 0); a field longer than max_token stops
  * with ERR_TOO_LONG (a = 1-based field, b = its length). error_offset is the byte offset of
