@@ -12,6 +12,7 @@ from .evaluate import Options, evaluate_runs
 from .measures import resolve
 from .results import Results
 from .measures.trec import GEOMETRIC, NOT_PER_QUERY, TEXT_MEASURES
+from .report.escape import markdown
 from .stats import DEFAULT_SEED, pair_values, significance, smallest_p, testable
 
 GATE_TESTS = ("randomization", "ttest")
@@ -33,14 +34,15 @@ class Verdict:
 
 def markdown_summary(verdicts: list[Verdict], baseline: str) -> str:
     """The verdicts as a short Markdown report, fit for a pull-request comment or a CI job
-    summary: the overall result, then one table row per candidate and gate."""
+    summary: the overall result, then one table row per candidate and gate. Names and
+    evidence are escaped (no code spans: escapes do not work in them), so that no name can
+    add a cell or a row (a forged PASS) or markup."""
     passed = all(v.passed for v in verdicts)
-    lines = [f"### rpp check: {'PASS' if passed else 'FAIL'} (baseline `{baseline}`)", "",
-             "| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
+    lines = [f"### rpp check: {'PASS' if passed else 'FAIL'} (baseline {markdown(baseline)})",
+             "", "| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
     for v in verdicts:
-        text = v.text.replace("|", "\\|")
-        lines.append(f"| `{v.candidate}` | {v.measure} | {'PASS' if v.passed else '**FAIL**'} "
-                     f"| {text} |")
+        lines.append(f"| {markdown(v.candidate)} | {markdown(v.measure)} | "
+                     f"{'PASS' if v.passed else '**FAIL**'} | {markdown(v.text)} |")
     return "\n".join(lines) + "\n"
 
 

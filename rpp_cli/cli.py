@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 import click
 
 from . import __version__, engine
-from .errors import InputError
+from .errors import InputError, shown
 from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
 from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
@@ -41,7 +41,7 @@ EXIT_INTERNAL = 70  # a bug (sysexits' EX_SOFTWARE): never 0, nor 1, a failed ch
 
 def _notes(notes: list[str]) -> None:
     for note in notes:
-        click.echo(f"rpp: note: {note}", err=True)
+        click.echo(f"rpp: note: {shown(note)}", err=True)
 
 
 def input_options(fn):
@@ -151,7 +151,7 @@ class RppGroup(click.Group):
             try:
                 return super().invoke(ctx)
             except InputError as err:
-                click.echo(f"rpp: {err}", err=True)
+                click.echo(f"rpp: {shown(str(err))}", err=True)
                 ctx.exit(err.exit_code)
 
 
@@ -622,6 +622,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, _interrupt)
     if sys.stdout is None:  # started with stdout closed (>&-)
         _cannot_write("standard output is closed")
+    _bytes_out()
     status: int | str | None = 0
     try:
         cli.main(prog_name="rpp")
@@ -651,6 +652,15 @@ def main() -> None:
     except OSError as err:
         _cannot_write(err.strerror or str(err))
     sys.exit(status)
+
+
+def _bytes_out() -> None:
+    """stdout writes UTF-8 whatever the locale or PYTHONIOENCODING say, and the bytes of an id
+    that are not UTF-8 as themselves: trec text carries ids byte for byte as trec_eval does,
+    the other formats are valid UTF-8 (report/escape.py), and no id can fail to encode."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(encoding="utf-8", errors="surrogateescape")
 
 
 def _cannot_write(why: str) -> None:
