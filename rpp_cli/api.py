@@ -22,6 +22,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from .core.table import remember
+from .engine import session
 from .errors import InputError
 from .evaluate import Options, run_eval
 from .metaeval import MetaOptions, plan_meta
@@ -165,11 +166,10 @@ def evaluate(qrels, runs, measures: Sequence[str] | str | None = None, per_query
     the path of subtopic qrels; ``max_docs``: each run's top K per query (``-M K``).
     Notes the command line prints on stderr are appended to ``notes``."""
     paths, given = _run_sources(runs)
-    ctx = run_eval(_qrels_source(qrels), paths, _measure_names(measures),
-                   _options(level, corpus_size, dedup, jobs, names or given, subtopics,
-                            max_docs),
-                   per_query, notes if notes is not None else [])
-    return ctx.results
+    options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs)
+    with session(options.jobs):
+        return run_eval(_qrels_source(qrels), paths, _measure_names(measures),
+                        options, per_query, notes if notes is not None else []).results
 
 
 def compare(qrels, runs, measures: Sequence[str] | str | None = None, *, test: str = "randomization",
@@ -180,10 +180,11 @@ def compare(qrels, runs, measures: Sequence[str] | str | None = None, *, test: s
     """``rpp compare``: the mean effect and p-value of every pair of runs on every measure
     (the input arguments are :func:`evaluate`'s)."""
     paths, given = _run_sources(runs)
-    return run_compare(_qrels_source(qrels), paths, _measure_names(measures),
-                       _options(level, corpus_size, dedup, jobs, names or given, subtopics,
-                                max_docs), test,
-                       correction, permutations, seed, notes if notes is not None else [])
+    options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs)
+    with session(options.jobs):
+        return run_compare(_qrels_source(qrels), paths, _measure_names(measures),
+                           options, test, correction, permutations, seed,
+                           notes if notes is not None else [])
 
 
 def meta(qrels, runs, measures: Sequence[str] | str | None = None, *, options: MetaOptions | None = None,
@@ -194,13 +195,10 @@ def meta(qrels, runs, measures: Sequence[str] | str | None = None, *, options: M
     measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
     paths, given = _run_sources(runs)
     notes = notes if notes is not None else []
-    plan = plan_meta(_qrels_source(qrels), paths, _measure_names(measures),
-                     _options(level, corpus_size, dedup, jobs, names or given, subtopics,
-                              max_docs),
-                     options or MetaOptions(), notes)
-    for job in plan.jobs():
-        job()
-    return plan.results
+    inputs = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs)
+    with session(inputs.jobs):
+        return plan_meta(_qrels_source(qrels), paths, _measure_names(measures),
+                         inputs, options or MetaOptions(), notes).run()
 
 
 __all__ = ["evaluate", "compare", "meta", "Results", "MetaOptions", "InputError"]

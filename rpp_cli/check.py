@@ -12,6 +12,7 @@ from .evaluate import Options, evaluate_runs
 from .measures import resolve
 from .results import Results
 from .measures.trec import GEOMETRIC, NOT_PER_QUERY, TEXT_MEASURES
+from .report.escape import markdown
 from .stats import DEFAULT_SEED, pair_values, significance, smallest_p, testable
 
 GATE_TESTS = ("randomization", "ttest")
@@ -33,14 +34,15 @@ class Verdict:
 
 def markdown_summary(verdicts: list[Verdict], baseline: str) -> str:
     """The verdicts as a short Markdown report, fit for a pull-request comment or a CI job
-    summary: the overall result, then one table row per candidate and gate."""
+    summary: the overall result, then one table row per candidate and gate. Names and
+    evidence are escaped (no code spans: escapes do not work in them), so that no name can
+    add a cell or a row (a forged PASS) or markup."""
     passed = all(v.passed for v in verdicts)
-    lines = [f"### rpp check: {'PASS' if passed else 'FAIL'} (baseline `{baseline}`)", "",
-             "| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
+    lines = [f"### rpp check: {'PASS' if passed else 'FAIL'} (baseline {markdown(baseline)})",
+             "", "| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
     for v in verdicts:
-        text = v.text.replace("|", "\\|")
-        lines.append(f"| `{v.candidate}` | {v.measure} | {'PASS' if v.passed else '**FAIL**'} "
-                     f"| {text} |")
+        lines.append(f"| {markdown(v.candidate)} | {markdown(v.measure)} | "
+                     f"{'PASS' if v.passed else '**FAIL**'} | {markdown(v.text)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -88,11 +90,16 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
                              "values (e.g. map, P.10)")
     wanted = list({m.name: m for m in tested + [f[0] for f in drop_measures]}.values())
     ctx = evaluate_runs(qrels_path, [baseline, *candidates], wanted, options, False, notes)
-    names = testable(ctx, tested, notes)
     coll = ctx.collection
-    floor = smallest_p(test, len(coll.qids), permutations)
+    _refuse_blind_gates(coll.judged.grade, tested, [f[0] for f in drop_measures],
+                        [name for name, _ in max_drops])
+    names = testable(ctx, tested, notes)
+    # the fewest queries a tested measure averages over (rpp's own: those with a relevant item)
+    n_queries = min((len(ctx.tensors[n] if pref else ctx.metrics[n]) for n, pref in names),
+                    default=len(coll.qids))
+    floor = smallest_p(test, n_queries, permutations)
     if floor >= alpha:
-        why = (f"with {len(coll.qids)} queries and {permutations} permutations the smallest "
+        why = (f"with {n_queries} queries and {permutations} permutations the smallest "
                f"p-value {test} can give is {floor:.4g}, not below alpha {alpha:g}")
         if not max_drops:
             raise InputError(f"the significance gate could not fail: {why} (use more queries "
@@ -122,6 +129,21 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
             verdicts.append(Verdict(cand, out, drop <= delta,
                                     f"drop {drop:+.4f} (allowed {delta:g})"))
     return results, verdicts
+
+
+def _refuse_blind_gates(grades: np.ndarray, tested: list, dropped: list,
+                        drop_names: list[str]) -> None:
+    """A gate on a measure with its own relevance level (``P(rel=2)@5``) that no judgment
+    reaches could not fail: the measure is 0 for every run and query whatever they rank."""
+    top = float(np.nanmax(grades, initial=-np.inf))
+    gates = [(m, f"-m '{m.name}'") for m in tested]
+    gates += [(m, f"--max-drop '{name}'") for m, name in zip(dropped, drop_names)]
+    for m, gate in gates:
+        level = m.options.get("level")
+        if level is not None and not top >= level:
+            raise InputError(f"{gate}: no judgment has a grade >= {level} (the largest is "
+                             f"{top:g}), so the measure is 0 for every run and the gate "
+                             "could not fail")
 
 
 def _pair(values: np.ndarray, c: int) -> np.ndarray:

@@ -14,20 +14,19 @@ from typing import Callable, Iterator
 
 import click
 
-from . import __version__
-from .errors import InputError
+from . import __version__, engine
+from .errors import InputError, shown
 from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
 from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
 from .metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
-from .progress import progress
 from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
 from .report import write as write_report
 from .check import GATE_TESTS, markdown_summary, parse_max_drops, run_check
 from .errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, compare_runs
-from .ndeval import NdevalOptions, run_ndeval
+from .ndeval import NDEVAL_EXIT_ERROR, NdevalOptions, run_ndeval
 from .parallel import default_jobs
 from . import trec_eval as trec_eval_flow
 from . import levels as levels_flow
@@ -42,16 +41,17 @@ EXIT_INTERNAL = 70  # a bug (sysexits' EX_SOFTWARE): never 0, nor 1, a failed ch
 
 def _notes(notes: list[str]) -> None:
     for note in notes:
-        click.echo(f"rpp: note: {note}", err=True)
+        click.echo(f"rpp: note: {shown(note)}", err=True)
 
 
 def input_options(fn):
     """Options every evaluating command shares (relevance level, corpus size, duplicates,
     threads, run names); the command receives them as one ``options: Options``."""
     @functools.wraps(fn)
-    def command(*args, level, corpus_size, dedup, jobs, names, max_docs, **kwargs):
-        return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names,
-                                          max_docs=max_docs), **kwargs)
+    def command(*args, level, corpus_size, dedup, jobs, dask, names, max_docs, **kwargs):
+        with engine.session(jobs, dask):
+            return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names,
+                                              max_docs=max_docs), **kwargs)
 
     command = click.option("-M", "--max-docs", "max_docs", type=click.IntRange(1, 1 << 40),
                            metavar="K",
@@ -66,10 +66,18 @@ def input_options(fn):
                                 "(default: it is an error, as in trec_eval).")(command)
     command = click.option("--corpus-size", type=click.IntRange(1, MAX_CORPUS_SIZE), metavar="N",
                            help="Corpus size n for unretrieved items (default: distinct items "
-                                "in all runs and qrels of the query).")(command)
+                                "in the runs' rankings and relevant items of the query, paper "
+                                "§5.5).")(command)
+    command = click.option("--dask", metavar="ADDRESS",
+                           help="Run the shards of work on a Dask cluster: a scheduler's "
+                                "address (tcp://host:8786) or local[:N] for a LocalCluster "
+                                "of N processes (needs pip install 'rpp-cli[dask]'; see "
+                                "docs/scaling.md). Default: $RPP_DASK, else this machine "
+                                "(-j).")(command)
     command = click.option("-j", "--jobs", type=click.IntRange(1, 256), default=default_jobs(),
                            show_default=True, metavar="N",
-                           help="Threads that read and join runs (default: the cores, at "
+                           help="Threads that read and join runs, and worker processes "
+                                "that evaluate shards of queries (default: the cores, at "
                                 "most 4).")(command)
     command = click.option("-l", "--level", type=float, metavar="L",
                            help="Relevance level: grade >= L is relevant (default: grade > "
@@ -143,7 +151,7 @@ class RppGroup(click.Group):
             try:
                 return super().invoke(ctx)
             except InputError as err:
-                click.echo(f"rpp: {err}", err=True)
+                click.echo(f"rpp: {shown(str(err))}", err=True)
                 ctx.exit(err.exit_code)
 
 
@@ -315,7 +323,9 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
                                        name if pref else f"{name}_diff", f"{name}_p",
                                        name in lower) for name, pref in tested]
         run_names, table = paper_report.cells(ctx.results, results, columns, alpha)
-        text = paper_report.caption(len(ctx.collection.qids), test, correction, alpha)
+        sizes = sorted({len(ctx.tensors[n] if pref else ctx.metrics[n]) for n, pref in tested})
+        text = paper_report.caption(sizes or [len(ctx.collection.qids)], test, correction,
+                                    alpha)
         render = paper_report.latex if fmt == "latex" else paper_report.markdown
         sys.stdout.write(render(run_names, table, columns, precision, text))
     elif view == "human":
@@ -453,11 +463,10 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
                      replace(options, subtopics=subtopics), opts, notes)
     _notes(notes)
     notes.clear()
-    for job in progress(meta.jobs(), "rpp meta"):
-        job()
+    meta.run()
     _notes(notes)
     if plot_path:
-        plot.robustness_curves(meta.results, plot_path, meta.scatter)
+        plot.robustness_curves(meta.results, plot_path, meta.scatter, meta.differences)
     if view == "human":
         table_report.write(meta.results, sys.stdout, precision)
     else:
@@ -471,7 +480,18 @@ def _closed_pipe() -> None:
     sys.exit(EXIT_CLOSED_PIPE)
 
 
-@cli.command("ndeval")
+class _ExitOneCommand(click.Command):
+    """A drop-in for trec_eval or ndeval: usage errors exit 1, as theirs do (click's exit 2)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as err:
+            err.exit_code = 1
+            raise
+
+
+@cli.command("ndeval", cls=_ExitOneCommand)
 @click.argument("qrels", metavar="QRELS")
 @click.argument("run", metavar="RUN")
 @click.option("-alpha", "alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
@@ -491,24 +511,17 @@ def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: 
     NRBP, MAP-IA, P-IA and strec per topic and amean. QRELS is subtopic qrels
     (topic subtopic docno grade). Where ndeval prints -nan, rpp prints 0 (note on stderr)."""
     notes: list[str] = []
-    results = run_ndeval(qrels, run, NdevalOptions(alpha, beta, traditional, max_docs,
-                                                   all_topics), notes)
+    try:
+        results = run_ndeval(qrels, run, NdevalOptions(alpha, beta, traditional, max_docs,
+                                                       all_topics), notes)
+    except InputError as err:
+        err.exit_code = NDEVAL_EXIT_ERROR
+        raise
     _notes(notes)
     ndeval_report.write(results, sys.stdout)
 
 
-class _TrecEvalCommand(click.Command):
-    """A command whose usage errors exit 1, as trec_eval's do (click's exit 2)."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as err:
-            err.exit_code = trec_eval_flow.EXIT_USAGE
-            raise
-
-
-@cli.command("trec-eval", cls=_TrecEvalCommand)
+@cli.command("trec-eval", cls=_ExitOneCommand)
 @click.argument("qrels", metavar="QRELS")
 @click.argument("run", metavar="RUN")
 @click.option("-q", "--query_eval_wanted", "per_query", is_flag=True,
@@ -557,12 +570,18 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
                    "csv: with a header row. (The run x run tables have nothing to show here.)")
 @click.option("--precision", type=click.IntRange(0, 17), default=4, metavar="N",
               help="Decimals of the shares (positions and signs are integers).")
+@click.option("--query", metavar="QID",
+              help="Only this query's levels (an evaluated query, compared byte for byte). "
+                   "Default: every evaluated query.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
-              help="Also draw the ECDF of f_i(RUN_B) - f_i(RUN_A) over every query, "
-                   "population and level (needs matplotlib). Default: no plot.")
+              help="Also draw (needs matplotlib) the paper's Fig. 4b when the levels are one "
+                   "query's (--query): f_i(RUN_B) - f_i(RUN_A) against the recall level i, per "
+                   "population; over several queries, the ECDF of those differences pooled "
+                   "over every query, population and level. Default: no plot.")
 @input_options
 def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bool, fmt: str,
-                   precision: int, plot_path: str | None, options: Options) -> None:
+                   precision: int, query: str | None, plot_path: str | None,
+                   options: Options) -> None:
     """Why RPP prefers one run: for every query, population and recall level i, the
     worst-case positions f_i of RUN_A and RUN_B (as RPP sees them) and the sign of
     f_i(B) - f_i(A): 1 when A places its i-th member higher, -1 when B does.
@@ -578,7 +597,7 @@ def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bo
     notes: list[str] = []
     qrels_path, run_paths = split_paths(list(paths), subtopics)
     levels = levels_flow.compute_levels(qrels_path, run_paths,
-                                        replace(options, subtopics=subtopics), notes)
+                                        replace(options, subtopics=subtopics), notes, query)
     _notes(notes)
     if plot_path:
         levels_flow.plot(levels, plot_path)
@@ -603,6 +622,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, _interrupt)
     if sys.stdout is None:  # started with stdout closed (>&-)
         _cannot_write("standard output is closed")
+    _bytes_out()
     status: int | str | None = 0
     try:
         cli.main(prog_name="rpp")
@@ -632,6 +652,15 @@ def main() -> None:
     except OSError as err:
         _cannot_write(err.strerror or str(err))
     sys.exit(status)
+
+
+def _bytes_out() -> None:
+    """stdout writes UTF-8 whatever the locale or PYTHONIOENCODING say, and the bytes of an id
+    that are not UTF-8 as themselves: trec text carries ids byte for byte as trec_eval does,
+    the other formats are valid UTF-8 (report/escape.py), and no id can fail to encode."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(encoding="utf-8", errors="surrogateescape")
 
 
 def _cannot_write(why: str) -> None:

@@ -6,7 +6,8 @@
  *   StrMap       exact dictionary (int64 key, bytes) -> dense code; identity is decided by
  *                comparing the bytes, the hash only finds candidates
  *   interleave   offline interleaving of pairs of rankings: per query, the click-weighted
- *                preference of each team-draft interleaving (measures/interleaving.py)
+ *                preference of each balanced or team-draft interleaving
+ *                (measures/interleaving.py)
  *
  * Every function takes and fills flat buffers (numpy arrays, bytes) and knows nothing of
  * files or formats; the Python wrapper (rpp_cli/core) owns the semantics and the messages.
@@ -58,16 +59,94 @@ static void release(Views *vs) {
 
 /* ---------------------------------------------------------------- split */
 
-enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3 };
+enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3, ERR_UNSAFE = 4 };
 
-/* Byte classes of the tokenizer: part of a field, a blank (space, tab), or anything else
- * (LF, CR and the control bytes, each looked at by hand). */
-enum { FIELD = 0, BLANK = 1, OTHER = 2 };
+/* Byte classes of the tokenizer: part of a field, a blank (space, tab), a byte >= 0x80 (the
+ * start of a UTF-8 sequence or a byte that is not UTF-8: looked at by high_field), or anything
+ * else (LF, CR and the control bytes, each looked at by hand). */
+enum { FIELD = 0, BLANK = 1, OTHER = 2, HIGH = 3 };
 static unsigned char byte_class[256];
 
 static void init_byte_class(void) {
-    for (int c = 0; c < 256; c++) byte_class[c] = (c < 0x20 || c == 0x7f) ? OTHER : FIELD;
+    for (int c = 0; c < 256; c++)
+        byte_class[c] = (c < 0x20 || c == 0x7f) ? OTHER : c >= 0x80 ? HIGH : FIELD;
     byte_class[' '] = byte_class['\t'] = BLANK;
+}
+
+/* The length of the valid UTF-8 sequence at p[0..n) (as Python's strict decoder accepts it:
+ * no overlong form, no surrogate, at most U+10FFFF) and its code point; 0 when there is none. */
+static Py_ssize_t utf8_at(const unsigned char *p, Py_ssize_t n, uint32_t *cp) {
+    unsigned char c = p[0];
+    Py_ssize_t len;
+    unsigned char lo = 0x80, hi = 0xBF; /* the range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (n < len || p[1] < lo || p[1] > hi) return 0;
+    uint32_t v = c & (0x7F >> len);
+    for (Py_ssize_t j = 1; j < len; j++) {
+        if (j > 1 && (p[j] & 0xC0) != 0x80) return 0;
+        v = (v << 6) | (p[j] & 0x3F);
+    }
+    *cp = v;
+    return len;
+}
+
+/* Characters refused in every field (contract §1): they would rewrite a terminal line or
+ * reorder what a reader sees. C1 controls U+0080-U+009F, the line and paragraph separators
+ * U+2028-U+2029, the bidirectional embeddings and overrides U+202A-U+202E and isolates
+ * U+2066-U+2069. */
+static inline int unsafe_char(uint32_t cp) {
+    return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x2028 && cp <= 0x202E)
+        || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* The rest of a field from p[i] >= 0x80 on: the offset where it ends (the first blank, line
+ * end or control byte), or -1 when a character in it is refused, with *at its offset, *cp its
+ * code point and *lone 1 when it is a byte that starts no valid UTF-8 sequence: such a byte
+ * stands for the Latin-1 character of its value, and 0x80-0x9F are C1 controls there too.
+ * Out of line: the loop over ASCII fields stays as small as it was. */
+static Py_ssize_t __attribute__((noinline))
+high_field(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *at, uint32_t *cp,
+           int *lone) {
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            if (byte_class[c] != FIELD) break;
+            i++;
+            continue;
+        }
+        /* leads of which every valid sequence is allowed (U+00C0-U+07FF, U+1000-U+1FFF,
+         * U+3000-U+CFFF, U+E000-U+FFFF): check the continuation bytes only */
+        if (c >= 0xC3 && c <= 0xDF && i + 1 < n && (p[i + 1] & 0xC0) == 0x80) {
+            i += 2;
+            continue;
+        }
+        if ((c == 0xE1 || (c >= 0xE3 && c <= 0xEC) || c >= 0xEE) && c <= 0xEF && i + 2 < n
+            && (p[i + 1] & 0xC0) == 0x80 && (p[i + 2] & 0xC0) == 0x80) {
+            i += 3;
+            continue;
+        }
+        Py_ssize_t len = utf8_at(p + i, n - i, cp);
+        *lone = len == 0;
+        if (len == 0) {
+            len = 1;
+            *cp = p[i];
+        }
+        if (unsafe_char(*cp)) {
+            *at = i;
+            return -1;
+        }
+        i += len;
+    }
+    return i;
 }
 
 /* split(data, fields, max_token, nfields_out, starts_out, lens_out)
@@ -76,7 +155,9 @@ static void init_byte_class(void) {
  * Lines end at LF; a CR directly before LF (or at the end of the data) is part of the line
  * end. Fields are separated by runs of spaces and tabs. A UTF-8 BOM at offset 0 is skipped.
  * Blank lines and lines whose first field starts with '#' are not rows. Any other byte below
- * 0x20, and 0x7f, stops with ERR_CONTROL (a = the byte); a field longer than max_token stops
+ * 0x20, and 0x7f, stops with ERR_CONTROL (a = the byte); a character that high_field refuses
+ * stops with ERR_UNSAFE (a = its code point, or the byte when it is not UTF-8; b = 1 for a
+ * byte that is not UTF-8, else 0); a field longer than max_token stops
  * with ERR_TOO_LONG (a = 1-based field, b = its length). error_offset is the byte offset of
  * the error (its line is counted by the caller). For each row: its number of fields, and for
  * the fields listed in `fields` (0-based) start offset and length, column-major: field j of
@@ -133,11 +214,22 @@ static PyObject *split(PyObject *self, PyObject *args) {
             /* a field: bytes of class FIELD, ended by a blank, a line end or the data end */
             Py_ssize_t s = i;
             while (i < n && byte_class[p[i]] == FIELD) i++;
-            if (i < n && byte_class[p[i]] == OTHER && p[i] != '\n'
-                && !(p[i] == '\r' && (i + 1 == n || p[i + 1] == '\n'))) {
-                err = ERR_CONTROL; err_at = i; err_a = p[i];
+            if (i < n && byte_class[p[i]] >= OTHER) { /* one test for ASCII fields, as before */
+                if (byte_class[p[i]] == HIGH) {
+                    uint32_t cp = 0;
+                    int lone = 0;
+                    i = high_field(p, i, n, &err_at, &cp, &lone);
+                    if (i < 0) {
+                        err = ERR_UNSAFE; err_a = cp; err_b = lone;
+                        break;
+                    }
+                }
+                if (i < n && byte_class[p[i]] == OTHER && p[i] != '\n'
+                    && !(p[i] == '\r' && (i + 1 == n || p[i + 1] == '\n'))) {
+                    err = ERR_CONTROL; err_at = i; err_a = p[i];
+                    break;
+                }
             }
-            if (err != ERR_NONE) break;
             if (nfld == 0 && p[s] == '#') comment = 1;
             if (!comment && i - s > max_token) {
                 err = ERR_TOO_LONG; err_at = s; err_a = nfld + 1; err_b = i - s;
@@ -413,24 +505,42 @@ done:
 
 /* Add sign * (W[hi] - W[lo]) to out[0..m-1]: W holds m cumulative weight columns, row-major. */
 static inline void add_stretch(double *out, const double *W, Py_ssize_t m, int64_t lo,
-                               int64_t hi, int64_t sign) {
+                               int64_t hi, int sign) {
     for (Py_ssize_t j = 0; j < m; j++) {
         double w = W[hi * m + j] - W[lo * m + j];
         out[j] += sign > 0 ? w : -w;
     }
 }
 
+/* The sums of one interleaving: the users who stop at positions lo+1..k so far prefer a run
+ * by `sign`; each maximal run of one sign is added as one difference of the cumulative
+ * weights (O(1) per click, not per position). */
+typedef struct { double *out; const double *W; Py_ssize_t m; int64_t lo; int sign; } Stretch;
+
+/* From position k on (until the next call), the users prefer by `sign`. */
+static inline void sign_from(Stretch *s, int64_t k, int sign) {
+    if (sign == s->sign) return;
+    if (s->sign) add_stretch(s->out, s->W, s->m, s->lo, k - 1, s->sign);
+    s->lo = k - 1;
+    s->sign = sign;
+}
+
+/* The interleaving ends with N items: close the last stretch. */
+static inline void stretch_end(Stretch *s, int64_t n) {
+    if (s->sign) add_stretch(s->out, s->W, s->m, s->lo, n, s->sign);
+}
+
+static inline int sgn(int64_t x) { return (x > 0) - (x < 0); }
+
 /* One team-draft interleaving of rankings A (na codes) and B (nb codes), strict alternation,
  * A first when a_first: in turn a team appends its best item not yet placed (taken[code] ==
  * stamp marks placed ones), the other team picking alone once one is exhausted. Every
- * relevant item placed is a click credited to its team; d(k) = c_a(k) - c_b(k) after k
- * items. Adds to out[j] the sum over k of w_j(k) sgn d(k) for each of the m weight columns,
- * each maximal run of one sign as one difference of the cumulative weights W (W[0] = 0);
- * returns N, the items placed. */
-static int64_t interleave_one(const int64_t *A, int64_t na, const int64_t *B, int64_t nb,
-                              const uint8_t *rel, const double *W, Py_ssize_t m, double *out,
-                              uint32_t *taken, uint32_t stamp, int a_first) {
-    int64_t ia = 0, ib = 0, k = 0, d = 0, lo = 0;  /* the sign of d holds on positions lo+1..k */
+ * relevant item placed is a click credited to its team; the users who stop at k prefer by
+ * sgn(c_a(k) - c_b(k)). Returns N, the items placed. */
+static int64_t team_draft_one(const int64_t *A, int64_t na, const int64_t *B, int64_t nb,
+                              const uint8_t *rel, Stretch *s, uint32_t *taken, uint32_t stamp,
+                              int a_first) {
+    int64_t ia = 0, ib = 0, k = 0, d = 0;
     int turn_a = a_first;
     for (;;) {
         while (ia < na && taken[A[ia]] == stamp) ia++;
@@ -442,30 +552,68 @@ static int64_t interleave_one(const int64_t *A, int64_t na, const int64_t *B, in
         turn_a = !pick_a;
         k++;
         if (!rel[code]) continue;
-        int64_t next = d + (pick_a ? 1 : -1);
-        if ((next > 0) - (next < 0) != (d > 0) - (d < 0)) {  /* the sign changes at k */
-            if (d) add_stretch(out, W, m, lo, k - 1, d);
-            lo = k - 1;
-        }
-        d = next;
+        d += pick_a ? 1 : -1;
+        sign_from(s, k, sgn(d));
     }
-    if (d) add_stretch(out, W, m, lo, k, d);
     return k;
 }
 
-/* interleave(docs, bounds, n_queries, pairs, relevant, W, m, sums_out, n_out) -> None
+/* Relevant items of R[from..to) that are placed: clicked items of R's top `to` that R's own
+ * pointer (at `from`) has not reached yet. */
+static inline int64_t placed_relevant(const int64_t *R, int64_t from, int64_t to,
+                                      const uint8_t *rel, const uint32_t *taken, uint32_t stamp) {
+    int64_t h = 0;
+    for (int64_t t = from; t < to; t++) h += rel[R[t]] && taken[R[t]] == stamp;
+    return h;
+}
+
+/* One balanced interleaving (Joachims 2003) of A and B, A first when a_first: the ranking
+ * whose pointer is behind (A on equal pointers when a_first) offers its next item, which is
+ * appended unless already placed; once one ranking is exhausted the other goes on alone.
+ * The users who stop at k click the relevant items at 1..k; with the last click on item d
+ * (placed by ranking X from its rank x), Eq. 2's cutoff is k_d = min(rank_A(d), rank_B(d)),
+ * which is x: the other ranking's pointer is at x - 1 or x and has not reached d. They prefer
+ * by sgn(h_a - h_b), h_R the clicked items in R's top k_d: the relevant items R's pointer
+ * passed (all placed) plus the placed relevant ones between its pointer and k_d. Returns N. */
+static int64_t balanced_one(const int64_t *A, int64_t na, const int64_t *B, int64_t nb,
+                            const uint8_t *rel, Stretch *s, uint32_t *taken, uint32_t stamp,
+                            int a_first) {
+    int64_t ia = 0, ib = 0, ra = 0, rb = 0, k = 0;  /* ra, rb: relevant in A[0..ia), B[0..ib) */
+    while (ia < na || ib < nb) {
+        int from_a = ib == nb || (ia < na && (ia < ib || (ia == ib && a_first)));
+        int64_t code = from_a ? A[ia++] : B[ib++];
+        ra += from_a && rel[code];
+        rb += !from_a && rel[code];
+        if (taken[code] == stamp) continue;
+        taken[code] = stamp;
+        k++;
+        if (!rel[code]) continue;
+        int64_t cut = from_a ? ia : ib;
+        int64_t ha = ra + placed_relevant(A, ia, cut < na ? cut : na, rel, taken, stamp);
+        int64_t hb = rb + placed_relevant(B, ib, cut < nb ? cut : nb, rel, taken, stamp);
+        sign_from(s, k, sgn(ha - hb));
+    }
+    return k;
+}
+
+typedef int64_t (*walk_fn)(const int64_t *, int64_t, const int64_t *, int64_t, const uint8_t *,
+                           Stretch *, uint32_t *, uint32_t, int);
+
+/* interleave(docs, bounds, n_queries, pairs, relevant, W, m, method, sums_out, n_out) -> None
  *
  * docs: int64 codes of every run's rows in ranking order; run r's rows of query q are
  * docs[bounds[r*(Q+1)+q] : bounds[r*(Q+1)+q+1]]. pairs: int64 (a, b) run indices, flat.
  * relevant: one byte per code. W: float64 cumulative weights, m columns row-major, W[0] = 0.
- * For pair p, query q and column j: sums_out[((p*Q+q)*2 + f)*m + j] = the sum of
- * interleave_one with a first (f = 0) or b first (f = 1), n_out[p*Q+q] = N. Every index is
- * checked before the loop, which runs without the GIL. */
+ * method: 0 balanced (Joachims), 1 team draft. For pair p, query q and column j:
+ * sums_out[((p*Q+q)*2 + f)*m + j] = Σ_k w_j(k) · (the preference of the users who stop at k)
+ * in the interleaving with a first (f = 0) or b first (f = 1), n_out[p*Q+q] = N. Every index
+ * is checked before the loop, which runs without the GIL. */
 static PyObject *interleave(PyObject *self, PyObject *args) {
     PyObject *docs_o, *bounds_o, *pairs_o, *rel_o, *w_o, *sums_o, *n_o;
     Py_ssize_t nq, m;
-    if (!PyArg_ParseTuple(args, "OOnOOOnOO", &docs_o, &bounds_o, &nq, &pairs_o, &rel_o, &w_o,
-                          &m, &sums_o, &n_o))
+    int method;
+    if (!PyArg_ParseTuple(args, "OOnOOOniOO", &docs_o, &bounds_o, &nq, &pairs_o, &rel_o, &w_o,
+                          &m, &method, &sums_o, &n_o))
         return NULL;
     Views vs = {.n = 0};
     PyObject *result = NULL;
@@ -480,6 +628,11 @@ static PyObject *interleave(PyObject *self, PyObject *args) {
     const Py_ssize_t n_docs = count_of(dv), n_codes = rv->len;
     const Py_ssize_t n_pairs = count_of(pv) / 2;
     const Py_ssize_t n_w = m > 0 ? count_of(wv) / m : 0;  /* rows of W */
+    if (method != 0 && method != 1) {
+        PyErr_SetString(PyExc_ValueError,
+                        "interleave: method must be 0 (balanced) or 1 (team draft)");
+        goto done;
+    }
     if (nq < 0 || m < 1 || count_of(wv) % m != 0 || count_of(bv) % (nq + 1) != 0
         || count_of(pv) % 2 != 0 || count_of(sv) != n_pairs * nq * 2 * m
         || count_of(nv) != n_pairs * nq || n_w < 1) {
@@ -517,6 +670,7 @@ static PyObject *interleave(PyObject *self, PyObject *args) {
     const double *W = wv->buf;
     double *sums = sv->buf;
     int64_t *n_out = nv->buf;
+    const walk_fn walk = method == 0 ? balanced_one : team_draft_one;
     Py_BEGIN_ALLOW_THREADS
     uint32_t stamp = 0;
     for (Py_ssize_t p = 0; p < n_pairs; p++)
@@ -528,11 +682,11 @@ static PyObject *interleave(PyObject *self, PyObject *args) {
                     memset(taken, 0, ((size_t)n_codes + 1) * sizeof *taken);
                     stamp = 1;
                 }
-                double *out = sums + ((p * nq + q) * 2 + f) * m;
-                memset(out, 0, (size_t)m * sizeof *out);
-                n_out[p * nq + q] = interleave_one(
-                    docs + ba[0], ba[1] - ba[0], docs + bb[0], bb[1] - bb[0], rel, W, m, out,
-                    taken, stamp, f == 0);
+                Stretch st = {sums + ((p * nq + q) * 2 + f) * m, W, m, 0, 0};
+                memset(st.out, 0, (size_t)m * sizeof *st.out);
+                n_out[p * nq + q] = walk(docs + ba[0], ba[1] - ba[0], docs + bb[0],
+                                         bb[1] - bb[0], rel, &st, taken, stamp, f == 0);
+                stretch_end(&st, n_out[p * nq + q]);
             }
         }
     Py_END_ALLOW_THREADS

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import Column, Dictionary, Table, split
-from ..errors import InputError
+from ..errors import InputError, shown
 
 RUN_FORMAT = "run: qid Q0 docno rank score [tag]"
 
@@ -84,7 +84,7 @@ def name_runs(runs: list, given: tuple[str, ...] = ()) -> tuple[list[str], list[
         notes = [] if names is tags else [f"runs named by {why}"]
     for run, name in zip(runs, names):
         if not _TOKEN.fullmatch(name) or not name.isprintable():
-            raise InputError(f"run name {ascii(name)} (from {why}) is not one printable token "
+            raise InputError(f"run name '{shown(name)}' (from {why}) is not one printable token "
                              "without spaces; set names with --name", path=run.path)
     if len(set(names)) != len(names):
         dup = next(n for n, c in Counter(names).items() if c > 1)

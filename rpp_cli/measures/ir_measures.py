@@ -20,6 +20,7 @@ import re
 import numpy as np
 
 from ..errors import InputError
+from ..io.qrels import GRADE_MAX
 from . import METRIC, Measure, family, register
 from .trec import pytrec_level
 
@@ -76,6 +77,8 @@ def translate(name: str) -> tuple[str, int | None]:
         if cut is None:
             raise InputError(f"measure '{name}': {m['name']} takes no cutoff in trec_eval")
         spec = f"{cut}.{m['cut']}"
+    if m["rel"] is not None and not 1 <= int(m["rel"]) <= GRADE_MAX:
+        raise InputError(f"measure '{name}': rel= takes a relevance level from 1 to {GRADE_MAX}")
     return spec, None if m["rel"] is None else int(m["rel"])
 
 

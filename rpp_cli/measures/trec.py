@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core import nested_dicts
-from ..progress import progress
+from ..core import group_positions, nested_dicts
+from ..engine import Lazy, current, query_shards
 from ..errors import InputError
+from ..io.qrels import GRADE_MAX, GRADE_MIN
 
 # trec_eval's internal measure order (te_trec_measures), which is also the output order.
 ORDER = (
@@ -155,22 +156,37 @@ def _atol(text: str) -> int:
 
 
 def c_atof(text: str) -> float:
-    """C's atof: the longest leading float prefix, 0.0 when there is none."""
-    m = re.match(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)", text)
+    """C's atof: the longest leading float prefix (``inf``, ``nan`` too), 0.0 when none."""
+    m = re.match(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|nan)", text,
+                 re.IGNORECASE)
     return float(m.group()) if m else 0.0
+
+
+# trec_eval sorts cutoffs by their difference taken as a C int, and multiplies float cutoffs
+# by R into a C long: parameters beyond these bounds garble its order, names or values.
+C_INT_MAX = (1 << 31) - 1
 
 
 def _long_cutoffs(req: TrecRequest) -> list[int]:
     cuts = sorted(_atol(p) for p in req.params.split(","))
-    if cuts[0] <= 0:
-        raise InputError(f"measure '{req.spec}': cutoffs must be positive integers")
+    if cuts[0] <= 0 or cuts[-1] > C_INT_MAX:
+        raise InputError(f"measure '{req.spec}': cutoffs must be positive integers up to "
+                         f"{C_INT_MAX}")
     if len(set(cuts)) != len(cuts):
         raise InputError(f"measure '{req.spec}': duplicate cutoffs")
     return cuts
 
 
+def _finite(req: TrecRequest, values: list[float], bound: float = math.inf) -> list[float]:
+    """``values`` of ``req``'s parameters, each finite and at most ``bound`` in magnitude."""
+    if not all(math.isfinite(v) and abs(v) <= bound for v in values):
+        limit = "" if bound == math.inf else f" of magnitude at most {int(bound)}"
+        raise InputError(f"measure '{req.spec}': parameters must be finite numbers{limit}")
+    return values
+
+
 def _float_cutoffs(req: TrecRequest) -> list[float]:
-    cuts = sorted(c_atof(p) for p in req.params.split(","))
+    cuts = sorted(_finite(req, [c_atof(p) for p in req.params.split(",")], C_INT_MAX))
     if len(set(cuts)) != len(cuts):
         raise InputError(f"measure '{req.spec}': duplicate cutoffs")
     return cuts
@@ -195,15 +211,79 @@ def validate(req: TrecRequest) -> None:
     elif req.base in PAIR_PARAMS:
         if not _PAIRS.fullmatch(req.params):
             raise InputError(f"measure '{req.spec}': parameters must be level=gain pairs")
+        pairs = [p.split("=") for p in req.params.split(",")]
+        if not all(GRADE_MIN <= _atol(level) <= GRADE_MAX for level, _ in pairs):
+            raise InputError(f"measure '{req.spec}': levels must be grades, integers from "
+                             f"{GRADE_MIN} to {GRADE_MAX}")
+        _finite(req, [c_atof(gain) for _, gain in pairs])
     elif req.base == "utility" and len(req.params.split(",")) != 4:
         # trec_eval fails at calc time; pytrec_eval would print 0.0
         raise InputError(f"measure '{req.spec}': needs exactly 4 coefficients")
     elif req.base not in FLOAT_PARAMS:
         raise InputError(f"measure '{req.base}' takes no parameters (got '{req.spec}')")
+    else:
+        _finite(req, [c_atof(p) for p in req.params.split(",")])
 
 
 # trec_eval's get_param_pairs: ``name=value`` items, no empty item, no second '=' in one.
 _PAIRS = re.compile(r"[^,=]*=[^,=]*(,[^,=]*=[^,=]*)*")
+
+
+# trec_eval sizes a table per query by its largest grade, and ndcg's gain set-up is quadratic
+# in it: grades up to here reach it as themselves, larger ones as the next free levels.
+COMPACT_ABOVE = 255
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """How judgments reach trec_eval at a cost set by the number of distinct grades, not their
+    size: grade ``high[i]`` (the distinct grades above COMPACT_ABOVE, ascending) becomes level
+    ``COMPACT_ABOVE + 1 + i``, smaller grades stay themselves. Order is kept, so every relevance
+    level maps to one; gains (ndcg, ndcg_rel, Rndcg, G) are given for the moved levels as
+    ``level=grade`` pairs, so every measure's value is unchanged."""
+
+    high: np.ndarray
+
+    @classmethod
+    def of(cls, grades: np.ndarray) -> "Compaction":
+        """The compaction for these (integer) grades."""
+        return cls(np.unique(grades[grades > COMPACT_ABOVE]))
+
+    def levels(self, grades: np.ndarray) -> np.ndarray:
+        """The level trec_eval is given for each grade (int64)."""
+        moved = grades > COMPACT_ABOVE
+        return np.where(moved, COMPACT_ABOVE + 1 + np.searchsorted(self.high, grades), grades)
+
+    def relevance_level(self, level: int) -> int:
+        """trec_eval's ``-l`` for the levels: the level of the least grade >= ``level``."""
+        if level <= COMPACT_ABOVE:
+            return level
+        return COMPACT_ABOVE + 1 + int(np.searchsorted(self.high, level))
+
+    def request(self, req: TrecRequest) -> TrecRequest:
+        """``req`` as trec_eval must be asked for it on the levels."""
+        if not len(self.high):
+            return req
+        if req.base == "ndcg_cut":
+            raise InputError(f"measure '{req.spec}' takes each grade as its gain and the qrels "
+                             f"have grades above {COMPACT_ABOVE} (up to {int(self.high[-1])}): "
+                             "use ndcg with level=gain pairs, or smaller grades")
+        if req.base not in PAIR_PARAMS:
+            return req
+        given = [] if req.params is None else [p.split("=") for p in req.params.split(",")]
+        pairs, covered, high = [], set(), set(self.high.tolist())
+        for level, gain in given:  # trec_eval reads a pair's level with atol
+            grade = _atol(level)
+            if grade <= COMPACT_ABOVE:
+                pairs.append(f"{level}={gain}")
+            elif grade in high:
+                pairs.append(f"{self.relevance_level(grade)}={gain}")
+                covered.add(grade)
+        pairs += [f"{self.relevance_level(g)}={g}" for g in self.high.tolist() if g not in covered]
+        return TrecRequest(req.base, ",".join(pairs))
+
+
+NO_COMPACTION = Compaction(np.zeros(0, dtype=np.int64))
 
 
 class Evaluator:
@@ -211,16 +291,23 @@ class Evaluator:
 
     Values are keyed by trec_eval's printed measure names. ``num_docs_in_coll`` is trec_eval's
     ``-N`` (only utility's 4th coefficient reads it); pytrec_eval has no such setting, so
-    utility is then recomputed from its counts. pytrec_eval holds the GIL throughout, so
-    one evaluator serves every thread.
+    utility is then recomputed from its counts. ``compaction`` says how the qrels' grades were
+    made levels (:class:`Compaction`). pytrec_eval holds the GIL throughout, so one evaluator
+    serves every thread.
+
+    Level=gain pairs (ndcg.1=3,2=9) are usable once per pytrec_eval evaluator: trec_eval's
+    get_param_pairs overwrites each '=' and ',' of the parameter text with NUL, and pytrec_eval
+    restores only the commas, so a second evaluation reads malformed pairs, trec_eval fails and
+    pytrec_eval goes on with freed parameters (a segfault). Such measures get a fresh
+    pytrec_eval evaluator for every run.
     """
 
     def __init__(self, qrels: dict[str, dict[str, int]], requests: list[TrecRequest],
-                 level: int = 1, judged_only: bool = False, num_docs_in_coll: int = 0) -> None:
-        import pytrec_eval_ext
-
+                 level: int = 1, judged_only: bool = False, num_docs_in_coll: int = 0,
+                 compaction: Compaction = NO_COMPACTION) -> None:
         self.numeric = [r for r in requests if r.base not in TEXT_MEASURES]
-        specs = {r.spec for r in self.numeric}
+        asked = [compaction.request(r) for r in self.numeric]
+        specs = {r.spec for r in asked}
         self.utility = next((r for r in self.numeric if r.base == "utility"), None)
         self.num_docs_in_coll = num_docs_in_coll
         if self.utility is not None and num_docs_in_coll:
@@ -229,13 +316,24 @@ class Evaluator:
                         and (r.base in FLOAT_PARAMS or r.base in PAIR_PARAMS)}
         judged = {q: d for q, d in qrels.items() if d}
         judged[_PRIMER] = {_PRIMER: 0}
-        self._evaluator = pytrec_eval_ext.RelevanceEvaluator(judged, specs, level, judged_only) \
-            if self.numeric else None
+        self._setup = (judged, specs, compaction.relevance_level(level), judged_only)
+        self._single_use = any(r.base in PAIR_PARAMS and r.params is not None for r in asked)
+        self._spent = False  # its gain pairs were read: the next run needs a fresh one
+        self._evaluator = self._pytrec_eval() if self.numeric else None
+
+    def _pytrec_eval(self):
+        """A pytrec_eval evaluator for the qrels and measures."""
+        import pytrec_eval_ext
+
+        return pytrec_eval_ext.RelevanceEvaluator(*self._setup)
 
     def evaluate(self, run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
         """Per-query values of one run (queries with an empty ranking are left out)."""
         if self._evaluator is None:
             return {q: {} for q in run}
+        if self._spent:
+            self._evaluator = self._pytrec_eval()
+        self._spent = self._single_use and bool(run)
         raw = self._evaluator.evaluate({_PRIMER: {_PRIMER: 0.0}, **run}) if run else {}
         raw.pop(_PRIMER, None)
         if self.renamed:
@@ -250,9 +348,11 @@ class Evaluator:
 
 def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
              requests: list[TrecRequest], level: int = 1, judged_only: bool = False,
-             num_docs_in_coll: int = 0) -> dict[str, dict[str, float]]:
+             num_docs_in_coll: int = 0, compaction: Compaction = NO_COMPACTION
+             ) -> dict[str, dict[str, float]]:
     """Per-query values of one run (see :class:`Evaluator`)."""
-    return Evaluator(qrels, requests, level, judged_only, num_docs_in_coll).evaluate(run)
+    return Evaluator(qrels, requests, level, judged_only, num_docs_in_coll,
+                     compaction).evaluate(run)
 
 
 # trec_eval's buffers grow on demand (te_chk_and_malloc) and a first request of size 0 fails:
@@ -307,33 +407,47 @@ def position_scores(depth: int) -> list[float]:
     return [-(k + 1.0) for k in range(depth)]
 
 
+def negative_only(query: np.ndarray, grade: np.ndarray, n_queries: int) -> np.ndarray:
+    """Queries (of 0..n_queries-1) whose every grade is negative (after trec_eval's atol), given
+    each judged code's query and grade: trec_eval stops on one ("Can't calculate measure", exit
+    4) and pytrec_eval crashes, so the bridge gives them no judgment: they score 0, and count in
+    ``all`` as any query of the qrels (contract §6)."""
+    known = ~np.isnan(grade)
+    top = np.full(n_queries, -np.inf)
+    np.maximum.at(top, query[known], np.trunc(grade[known]))
+    return np.flatnonzero(top < 0)
+
+
 class Bridge:
     """The collection as pytrec_eval sees it. Queries are named by index and documents by
     their exact code (a judged code as its number, any other as ``u`` and its position), and
     each run is given in trec_eval's own order (C-float score desc, docno desc) with scores
     -1, -2, ...: the same rankings and judgments, whatever bytes the ids hold, and far fewer
-    Python objects than the docno texts."""
+    Python objects than the docno texts. ``query``/``grade`` describe judged codes 0..J-1."""
 
-    def __init__(self, judged) -> None:
-        known = np.flatnonzero(~np.isnan(judged.grade))
-        self.n_judged = len(judged.grade)
+    def __init__(self, query: np.ndarray, grade: np.ndarray, n_queries: int) -> None:
+        known = np.flatnonzero(~np.isnan(grade))
+        self.n_judged = len(grade)
         self.names = [str(c) for c in range(self.n_judged)]
         self.scores: list[float] = []
-        self.qids = [str(q) for q in range(len(judged.qids))]
-        by_query = known[np.argsort(judged.query[known], kind="stable")]
-        bounds = np.searchsorted(judged.query[by_query], np.arange(len(self.qids) + 1))
-        grades = np.trunc(judged.grade[by_query]).astype(np.int64).tolist()  # trec_eval's atol
-        self.qrels = nested_dicts(self.qids, bounds, self.names, by_query, grades, True)
+        self.qids = [str(q) for q in range(n_queries)]
+        known = known[~np.isin(query[known], negative_only(query, grade, n_queries))]
+        by_query = known[np.argsort(query[known], kind="stable")]
+        bounds = np.searchsorted(query[by_query], np.arange(n_queries + 1))
+        grades = np.trunc(grade[by_query]).astype(np.int64)  # trec_eval's atol
+        self.compaction = Compaction.of(grades)
+        self.qrels = nested_dicts(self.qids, bounds, self.names, by_query,
+                                  self.compaction.levels(grades).tolist(), True)
 
-    def run(self, rows) -> dict[str, dict[str, float]]:
-        """A run's rows as pytrec_eval wants them; every evaluated query present ({} = empty)."""
-        doc = rows.doc if rows.trec_doc is None else rows.trec_doc
-        bounds = np.searchsorted(rows.qidx, np.arange(len(self.qids) + 1))
+    def run(self, qidx: np.ndarray, doc: np.ndarray) -> dict[str, dict[str, float]]:
+        """A run's rows (query index, code; trec_eval's order) as pytrec_eval wants them;
+        every evaluated query present ({} = empty)."""
+        bounds = np.searchsorted(qidx, np.arange(len(self.qids) + 1))
         depth = checked_depth(bounds)
         if depth > len(self.scores):  # names of unjudged documents by position, as needed
             self.names += [f"u{k}" for k in range(len(self.scores), depth)]
             self.scores = position_scores(depth)
-        position = rows.rank - 1  # trec_doc has as many rows per query as doc
+        position = group_positions(qidx)
         name = np.where(doc < self.n_judged, doc, self.n_judged + position)
         return nested_dicts(self.qids, bounds, self.names, name, self.scores)
 
@@ -371,6 +485,11 @@ class Pass:
     def requests(self) -> list[TrecRequest]:
         return [TrecRequest(base, params) for base, params in self.params.items()]
 
+    @property
+    def names(self) -> list[str]:
+        """The printed names of the pass's measures, in the order of its values."""
+        return [n for req in self.requests for n in req.output_names()]
+
 
 def _cutoffs(req: TrecRequest) -> list[float] | list[int]:
     """The cutoffs of a cutoff measure, its defaults when it has no parameters."""
@@ -394,20 +513,72 @@ def plan_passes(wanted: list[tuple[TrecRequest, int]]) -> tuple[list[Pass], list
     return passes, where
 
 
+@dataclass(frozen=True)
+class TrecShard:
+    """What pytrec_eval needs for a shard of queries, renumbered from 0: the judged codes of
+    those queries (``query``, ``grade``) and each run's rows (``runs``: query, code)."""
+
+    n_queries: int
+    query: np.ndarray
+    grade: np.ndarray
+    runs: list[tuple[np.ndarray, np.ndarray]]
+
+
+def trec_shards(judged, runs: list) -> tuple[np.ndarray, Lazy]:
+    """Query bounds of the shards and the shards themselves (built on demand): each query's
+    judged codes, and each run's rows of those queries in trec_eval's order."""
+    by_query = np.argsort(judged.query, kind="stable")
+    judged_bounds = np.searchsorted(judged.query[by_query], np.arange(len(judged.qids) + 1))
+    slot = np.empty(len(by_query), dtype=np.int64)  # code -> its place in by_query
+    slot[by_query] = np.arange(len(by_query))
+    rows = sum(np.bincount(r.qidx, minlength=len(judged.qids)) for r in runs)
+    bounds = query_shards(np.asarray(rows, dtype=np.float64) + 1.0, current().workers)
+
+    def build(i: int) -> TrecShard:
+        q0, q1 = int(bounds[i]), int(bounds[i + 1])
+        first = judged_bounds[q0]
+        codes = by_query[first:judged_bounds[q1]]  # a query's rows hold only its own codes
+        parts = []
+        for r in runs:
+            lo, hi = np.searchsorted(r.qidx, (q0, q1))
+            doc = (r.doc if r.trec_doc is None else r.trec_doc)[lo:hi]
+            judged_row = doc < len(slot)
+            local = np.where(judged_row, slot[np.where(judged_row, doc, 0)] - first,
+                             len(codes))  # unjudged: any code >= len(codes)
+            parts.append((r.qidx[lo:hi] - q0, local))
+        return TrecShard(q1 - q0, judged.query[codes] - q0, judged.grade[codes], parts)
+    return bounds, Lazy(len(bounds) - 1, build)
+
+
+def evaluate_shard(shard: TrecShard, passes: list[Pass]) -> list[np.ndarray]:
+    """For each pass, the (R, Q of the shard, names) values of every run on one shard of
+    queries: the shard's judgments given to one pytrec_eval evaluator per pass, each run
+    converted once and given to every pass."""
+    bridge = Bridge(shard.query, shard.grade, shard.n_queries)
+    evaluators = [Evaluator(bridge.qrels, p.requests, p.level, compaction=bridge.compaction)
+                  for p in passes]
+    names = [p.names for p in passes]
+    per_pass: list[list[np.ndarray]] = [[] for _ in passes]
+    for qidx, doc in shard.runs:
+        run = bridge.run(qidx, doc)
+        for evaluator, wanted, out in zip(evaluators, names, per_pass):
+            out.append(_values(evaluator.evaluate(run), bridge.qids, wanted))
+    return [np.stack(out) if out else np.zeros((0, shard.n_queries, len(wanted)))
+            for wanted, out in zip(names, per_pass)]
+
+
 def evaluate_passes(judged, runs: list, passes: list[Pass]) -> list[dict[str, np.ndarray]]:
-    """For each pass, its printed measure names -> (Q, R) values: the judgments given to
-    pytrec_eval once per pass, each run converted once and given to every pass (pytrec_eval
-    holds the GIL, so threads would not help)."""
-    bridge = Bridge(judged)
-    evaluators = [Evaluator(bridge.qrels, p.requests, p.level) for p in passes]
-    names = [[n for req in p.requests for n in req.output_names()] for p in passes]
-    per_run: list[list[np.ndarray]] = [[] for _ in passes]
-    for r in progress(range(len(runs)), "trec_eval measures"):
-        run = bridge.run(runs[r])
-        for evaluator, pass_names, out in zip(evaluators, names, per_run):
-            out.append(_values(evaluator.evaluate(run), bridge.qids, pass_names))
-    return [{n: np.stack([v[:, i] for v in out], axis=1) for i, n in enumerate(pass_names)}
-            for pass_names, out in zip(names, per_run)]
+    """For each pass, its printed measure names -> (Q, R) values: the passes run on each shard
+    of queries, shards run by the command's engine (pytrec_eval holds the GIL: worker
+    processes, not threads)."""
+    _, shards = trec_shards(judged, runs)
+    parts = list(current().imap(functools.partial(evaluate_shard, passes=passes), shards,
+                                "trec_eval measures"))
+    out = []
+    for i, p in enumerate(passes):
+        values = np.concatenate([part[i] for part in parts], axis=1)  # (R, Q, names)
+        out.append({n: values[:, :, k].T for k, n in enumerate(p.names)})
+    return out
 
 
 from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry imports us)
@@ -421,6 +592,12 @@ def compute(ctx, measures) -> None:
     from ..aggregate import add_metric
 
     coll = ctx.collection
+    odd = negative_only(coll.judged.query, coll.judged.grade, len(coll.qids)).tolist()
+    if odd:
+        listed = ", ".join(coll.qids[q] for q in odd[:5]) + (" ..." if len(odd) > 5 else "")
+        ctx.notes.append(f"{len(odd)} {'query' if len(odd) == 1 else 'queries'} with only "
+                         f"negative grades ({listed}): trec_eval stops on them, rpp scores them 0 "
+                         "in trec_eval's measures")
     levels = [pytrec_level(coll.level if m.options.get("level") is None else m.options["level"])
               for m in measures]
     passes, where = plan_passes([(m.trec, level) for m, level in zip(measures, levels)])

@@ -7,6 +7,7 @@ from typing import Iterable, Iterator, TextIO
 import numpy as np
 
 from ..results import ALL, Results
+from .escape import ident
 
 
 COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
@@ -28,8 +29,9 @@ def number(value: float, precision: int, count: bool = False) -> str:
 
 def coded_rows(results: Results, summary: bool = True
                ) -> tuple[list[str], list[str], list[str], Iterator[tuple]]:
-    """Measure names, qid names (``all`` last), run names and the rows ``(m, q, r, o, value)``
-    as indexes into them (``o = -1`` for per-run rows), in contract §7 order.
+    """Measure names, qids as text (``all`` last; :func:`.escape.ident`), run names and the
+    rows ``(m, q, r, o, value)`` as indexes into them (``o = -1`` for per-run rows), in
+    contract §7 order.
 
     Writers encode each name once and then only index, which keeps millions of per-query
     rows cheap. Without ``summary`` the ``all`` rows are left out.
@@ -40,7 +42,7 @@ def coded_rows(results: Results, summary: bool = True
         m, q, r, o, v = m[keep], q[keep], r[keep], o[keep], v[keep]
     q = np.where(q < 0, len(results.qids), q)
     rows = zip(m.tolist(), q.tolist(), r.tolist(), o.tolist(), v.tolist())
-    return results.measures, results.qids + [ALL], results.runs, rows
+    return results.measures, [ident(q) for q in results.qids] + [ALL], results.runs, rows
 
 
 def write_lines(out: TextIO, lines: Iterable[str], chunk: int = 65536) -> None:

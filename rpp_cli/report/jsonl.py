@@ -5,18 +5,18 @@ decimals (the same digits as the trec format), or null when it is not finite.
 """
 from __future__ import annotations
 
-import json
 import math
 from typing import TextIO
 
 from ..results import Results
 from .common import coded_rows, is_count, number, write_lines
+from .escape import json_string
 
 
 def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True) -> None:
     """One JSON object per line, in contract §7 row order."""
     measures, qids, runs, rows = coded_rows(results, summary)
-    enc = json.dumps
+    enc = json_string
     m_txt = [f'{{"measure": {enc(m)}, "qid": ' for m in measures]
     q_txt = [f'{enc(q)}, "run": ' for q in qids]
     r_txt = [enc(r) for r in runs]

@@ -9,7 +9,8 @@ from string import ascii_lowercase
 
 from ..results import ALL, Results
 from .common import number
-from .latex import escape
+from .escape import latex as escape
+from .escape import markdown as markdown_text
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,14 @@ TEST_NAMES = {"ttest": "paired t-test", "randomization": "paired randomization t
               "hsd": "randomized Tukey HSD test"}
 
 
-def caption(n_queries: int, test: str, correction: str, alpha: float) -> str:
+def caption(n_queries: list[int], test: str, correction: str, alpha: float) -> str:
+    """The table's caption; ``n_queries``: the query counts the columns average over (two
+    when trec_eval's measures keep queries without a relevant item, contract §6)."""
     fixed = f", {correction.capitalize()} correction" if correction != "none" else ""
-    return (f"Mean over {n_queries} queries (for a preference measure, the win rate). Bold: "
+    over = (f"{n_queries[0]} queries" if len(n_queries) == 1 else
+            f"{n_queries[0]} queries with a relevant item (trec_eval's measures: all "
+            f"{n_queries[-1]} queries of the qrels)")
+    return (f"Mean over {over} (for a preference measure, the win rate). Bold: "
             f"the best run per measure. Letters: the runs this run is significantly better than "
             f"({TEST_NAMES.get(test, test)}{fixed}, p < {alpha:g}).")
 
@@ -78,7 +84,7 @@ def latex(runs: list[str], table, columns: list[Column], precision: int, text: s
 
 
 def markdown(runs: list[str], table, columns: list[Column], precision: int, text: str) -> str:
-    lines = ["| | Run | " + " | ".join(c.name.replace("|", "\\|") for c in columns) + " |",
+    lines = ["| | Run | " + " | ".join(markdown_text(c.name) for c in columns) + " |",
              "|---|---|" + "---:|" * len(columns)]
     for i, (run, row) in enumerate(zip(runs, table)):
         out = []
@@ -86,5 +92,5 @@ def markdown(runs: list[str], table, columns: list[Column], precision: int, text
             cell = number(v, precision)
             cell = f"**{cell}**" if best else cell
             out.append(cell + (f"<sup>{beaten}</sup>" if beaten else ""))
-        lines.append(f"| ({_letter(i)}) | {run} | " + " | ".join(out) + " |")
+        lines.append(f"| ({_letter(i)}) | {markdown_text(run)} | " + " | ".join(out) + " |")
     return "\n".join(lines) + f"\n\n{text}\n"

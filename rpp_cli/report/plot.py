@@ -2,7 +2,8 @@
 heatmap, a generic line plot (robustness curves) and the ECDF of ``rpp levels``.
 
 matplotlib is optional (``pip install 'rpp-cli[plot]'``): :func:`require` turns its absence
-into one line and exit status 2 before any work is done.
+into one line and exit status 2 before any work is done. Every name drawn (runs, measures)
+goes through :func:`.escape.plot_label` first: it is drawn as written, never as mathtext.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..results import ALL, Results
+from .escape import ident, plot_label
 
 MISSING = "--plot needs matplotlib: pip install 'rpp-cli[plot]'"
 
@@ -99,13 +101,14 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
         raise InputError(f"--plot-measure {measure}: not a preference measure of this "
                          f"evaluation (choose from {', '.join(choices)})")
     matrix = aggregate_matrix(results, measure)
+    title = plot_label(measure)
     win_all = win_rates(matrix)
     order = win_order(matrix, results.runs)
     shown = order[:MAX_HEATMAP_RUNS]  # a readable figure of bounded size: the best runs
     matrix = matrix[np.ix_(shown, shown)]
     win = win_all[shown]
     order = shown
-    names = [results.runs[i] for i in order]
+    names = [plot_label(results.runs[i]) for i in order]
     labels = [f"{n} ({w:+.2f})" for n, w in zip(names, win)]
     plt = _pyplot()
     n = len(names)
@@ -120,7 +123,7 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
     ax.set_ylabel("row run (win rate)")
     cut = (f"\nthe top {n} of {len(results.runs)} runs by win rate (over all runs)"
            if len(results.runs) > n else "; runs by win rate")
-    ax.set_title(f"{measure}: row vs column run, mean over queries\n"
+    ax.set_title(f"{title}: row vs column run, mean over queries\n"
                  f"> 0: row preferred{cut}")
     size = max(6.0, min(9.0, 60.0 / n))
     for i, j in zip(*np.nonzero(np.isfinite(matrix))):
@@ -128,36 +131,30 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
         ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=size,
                 color="white" if abs(value) > 0.6 * limit else "black")
     fig.colorbar(image, ax=ax, shrink=0.8,
-                 label=f"{measure}(row, column); scale ±{limit:.2f}, the largest |value|")
+                 label=f"{title}(row, column); scale ±{limit:.2f}, the largest |value|")
     _save(fig, path)
 
 
-def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
-              xlabel: str, ylabel: str, title: str = "") -> None:
-    """One marked line per ``series[label] = (x, y)`` (e.g. robustness curves: tau against
-    the number of queries kept), legend outside the axes, written to ``path``."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120, layout="constrained")
-    for label, (x, y) in series.items():
-        ax.plot(x, y, marker="o", markersize=3, label=label)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    if series:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    _save(fig, path)
+def _legend(ax, handles: list, **options) -> None:
+    """A legend of the data lines ``handles`` under their labels, those starting with ``_``
+    included (matplotlib's own collection would leave them out: a measure or run could
+    vanish from it; reference lines such as a line at 0 are not in ``handles``)."""
+    ax.legend(handles, [line.get_label() for line in handles], **options)
 
 
 def robustness_curves(results: Results, path: str,
-                      scatter: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] | None = None
-                      ) -> None:
+                      scatter: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] | None = None,
+                      differences: Mapping[str, np.ndarray] | None = None) -> None:
     """``rpp meta --plot``: one panel per analysis computed: tau against the queries kept and
     against the judged fraction kept (one line per measure), discriminative power per measure
-    (t-test and HSD), the agreement (Kendall's tau) between measures, and per (preference
-    measure, metric) the per-query RPP against the metric difference of every run pair
-    (``scatter``: (metric differences, preferences))."""
+    (t-test and HSD), the agreement (Kendall's tau) between measures, the paper's Fig. 2
+    (``differences``: per measure, the per-query difference of every run pair a < b), and per
+    (preference measure, metric) the per-query RPP against the metric difference of every run
+    pair (``scatter``: (metric differences, preferences))."""
     panels = _meta_panels(results)
+    shown = difference_distributions(differences or {})
+    if shown:
+        panels.append(lambda ax, fig: _ecdfs(ax, shown))
     for (pref, metric), (x, y) in (scatter or {}).items():
         panels.append(lambda ax, fig, p=pref, m=metric, x=x, y=y: _scatter(ax, p, m, x, y))
     if not panels:
@@ -199,12 +196,40 @@ def _meta_panels(results: Results) -> list:
     return panels
 
 
+def difference_distributions(differences: Mapping[str, np.ndarray]
+                             ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The series of the paper's Fig. 2: per measure, the ECDF (sorted x, share <= x) of its
+    per-query differences over every ordered pair of runs (a pair a < b and its reverse, so
+    the curve does not depend on the order of the runs). Measures whose differences leave
+    [−1, 1] (asl, counts) are left out: they do not share the axis."""
+    out = {}
+    for measure, d in differences.items():
+        if len(d) and np.all(np.abs(d) <= 1):
+            x = np.sort(np.concatenate((d, -d)))
+            out[measure] = (x, np.arange(1, len(x) + 1) / len(x))
+    return out
+
+
+def _ecdfs(ax, shown: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    handles = [ax.step(x, y, where="post", linewidth=1.3, label=plot_label(measure))[0]
+               for measure, (x, y) in shown.items()]
+    ax.axvline(0, color="grey", linewidth=0.6)
+    ax.set_xlim(-1, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("per-query difference: M(a, b) for preferences, m(a) − m(b) for metrics")
+    ax.set_ylabel("share of (query, ordered run pair) ≤ x")
+    ax.set_title("Distribution of differences over all run pairs (paper Fig. 2)")
+    ax.grid(alpha=0.3)
+    _legend(ax, handles, fontsize=8, frameon=False)
+
+
 def _scatter(ax, pref: str, metric: str, x: np.ndarray, y: np.ndarray) -> None:
     """Per-query preference against metric difference, one point per (query, run pair)."""
     ax.scatter(x, y, s=6, alpha=0.35, linewidths=0)
     ax.axhline(0, color="grey", linewidth=0.6)
     ax.axvline(0, color="grey", linewidth=0.6)
     same = float(np.mean(np.sign(x) == np.sign(y))) if len(x) else float("nan")
+    pref, metric = plot_label(pref), plot_label(metric)
     ax.set_xlabel(f"{metric}(a) - {metric}(b), per query")
     ax.set_ylabel(f"{pref}(a, b), per query")
     ax.set_title(f"{pref} against {metric}: same sign on {same:.0%} of {len(x)} points")
@@ -212,14 +237,16 @@ def _scatter(ax, pref: str, metric: str, x: np.ndarray, y: np.ndarray) -> None:
 
 
 def _lines(ax, series, xlabel: str) -> None:
+    handles = []
     for label, (x, y) in series.items():
         order = np.argsort(x)
-        ax.plot(np.array(x)[order], np.array(y)[order], marker="o", markersize=3, label=label)
+        handles += ax.plot(np.array(x)[order], np.array(y)[order], marker="o", markersize=3,
+                           label=plot_label(label))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("Kendall's tau-b with the full ordering")
     ax.set_title(f"Robustness: {xlabel}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, frameon=False)
+    _legend(ax, handles, fontsize=8, frameon=False)
 
 
 def _bars(ax, power: dict[str, dict[str, float]]) -> None:
@@ -228,8 +255,8 @@ def _bars(ax, power: dict[str, dict[str, float]]) -> None:
     for k, (name, values) in enumerate(power.items()):
         ax.bar(np.arange(len(measures)) + k * width, [values.get(m, np.nan) for m in measures],
                width, label=name.replace("power_", ""))
-    ax.set_xticks(np.arange(len(measures)) + width * (len(power) - 1) / 2, measures,
-                  rotation=30, ha="right")
+    ax.set_xticks(np.arange(len(measures)) + width * (len(power) - 1) / 2,
+                  [plot_label(m) for m in measures], rotation=30, ha="right")
     ax.set_ylim(0, 1)
     ax.set_ylabel("pairs of runs significantly different")
     ax.set_title("Discriminative power")
@@ -241,8 +268,9 @@ def _agreement(ax, fig, agreement: dict[tuple[str, str], float]) -> None:
     grid = np.array([[1.0 if a == b else agreement.get((a, b), agreement.get((b, a), np.nan))
                       for b in names] for a in names])
     image = ax.imshow(grid, cmap="viridis", vmin=-1, vmax=1)
-    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
-    ax.set_yticks(range(len(names)), names)
+    labels = [plot_label(name) for name in names]
+    ax.set_xticks(range(len(names)), labels, rotation=30, ha="right")
+    ax.set_yticks(range(len(names)), labels)
     for i, j in zip(*np.nonzero(np.isfinite(grid))):
         ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8,
                 color="black" if grid[i, j] > 0.3 else "white")
@@ -251,33 +279,73 @@ def _agreement(ax, fig, agreement: dict[tuple[str, str], float]) -> None:
 
 def difference_ecdf(path: str, difference: np.ndarray, runs: tuple[str, str],
                     shares: np.ndarray, n_queries: int) -> None:
-    """``rpp levels --plot``: the ECDF of the per-level differences f_i^b − f_i^a (positive
-    where run a is ahead) on a symlog axis (they span 1..n), a line at 0, and the shares of
-    levels where a is ahead, b is ahead, they tie (``shares``) in the title."""
-    a, b = runs
+    """``rpp levels --plot`` over several queries: the ECDF of the per-level differences
+    f_i^b − f_i^a (positive where run a is ahead) pooled over every query, population and
+    level, on a symlog axis (they span 1..n), a line at 0, and the shares of levels where a is
+    ahead, b is ahead, they tie (``shares``) in the title. Not a figure of the paper (its Fig.
+    4b is one query: :func:`level_differences`), and titled so."""
+    a, b = (plot_label(run) for run in runs)
     x = np.sort(difference)
-    edge = 1.5 * max(1.0, float(np.abs(x).max()))  # symmetric: the two sides compare
+    edge = _symlog_axis_edge(x)
     plt = _pyplot()
-    from matplotlib.ticker import FuncFormatter
-
     fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120, layout="constrained")
     ax.step(np.concatenate(([-edge], x, [edge])),
             np.concatenate(([0.0], np.arange(1, len(x) + 1) / len(x), [1.0])),
             where="post", color="tab:blue", linewidth=1.6)
     ax.axvline(0, color="0.25", linewidth=1.0, linestyle="--")
-    ax.set_xscale("symlog", linthresh=1)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _short_number(v)))
-    ax.set_xlim(-edge, edge)
+    _symlog(ax.xaxis, ax.set_xscale, ax.set_xlim, edge)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.set_xlabel(f"f_i({b}) − f_i({a}), worst-case positions at recall level i (symlog)\n"
                   f"← {b} ahead  |  {a} ahead →")
     ax.set_ylabel("share of levels ≤ x")
-    ahead, behind, tied = shares.tolist()
     queries = f"{n_queries} {'query' if n_queries == 1 else 'queries'}"
-    ax.set_title(f"{a} vs {b}: {len(x)} recall levels of {queries}\n"
-                 f"{a} ahead at {ahead:.1%}, {b} ahead at {behind:.1%}, tied at {tied:.1%}")
+    ax.set_title(f"{a} vs {b}: ECDF of {len(x)} recall levels pooled over {queries}\n"
+                 f"{_shares_text(a, b, shares)} (the paper's Fig. 4b is one query: --query)")
     _save(fig, path)
+
+
+def level_differences(path: str, series: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                      runs: tuple[str, str], qid: str, shares: np.ndarray) -> None:
+    """``rpp levels --query Q --plot``: the paper's Fig. 4b, f_i^b − f_i^a against the
+    recall level i for one query, one series per population (``series``: {label: (i,
+    difference)}), on a symlog axis, a line at 0 and the shares in the title."""
+    a, b = (plot_label(run) for run in runs)
+    edge = _symlog_axis_edge(np.concatenate([d for _, d in series.values()]))
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120, layout="constrained")
+    handles = [ax.plot(level, difference, marker="o", markersize=3, linewidth=1.0,
+                       label=f"population {plot_label(ident(label))}")[0]
+               for label, (level, difference) in series.items()]
+    ax.axhline(0, color="0.25", linewidth=1.0, linestyle="--")
+    _symlog(ax.yaxis, ax.set_yscale, ax.set_ylim, edge)
+    ax.grid(alpha=0.3)
+    ax.set_xlabel("recall level i")
+    ax.set_ylabel(f"f_i({b}) − f_i({a}) (symlog)\n← {b} ahead  |  {a} ahead →")
+    _legend(ax, handles, fontsize=8, frameon=False)
+    ax.set_title(f"{a} vs {b} on query {plot_label(ident(qid))}: position differences per "
+                 "recall level\n"
+                 f"{_shares_text(a, b, shares)}")
+    _save(fig, path)
+
+
+def _symlog_axis_edge(values: np.ndarray) -> float:
+    """A symmetric axis limit past the largest |value| (the two sides compare)."""
+    return 1.5 * max(1.0, float(np.abs(values).max(initial=0.0)))
+
+
+def _symlog(axis, set_scale, set_limits, edge: float) -> None:
+    """Position differences span 1..n: a symlog scale, short tick labels, ±edge."""
+    from matplotlib.ticker import FuncFormatter
+
+    set_scale("symlog", linthresh=1)
+    axis.set_major_formatter(FuncFormatter(lambda v, _: _short_number(v)))
+    set_limits(-edge, edge)
+
+
+def _shares_text(a: str, b: str, shares: np.ndarray) -> str:
+    ahead, behind, tied = shares.tolist()
+    return f"{a} ahead at {ahead:.1%}, {b} ahead at {behind:.1%}, tied at {tied:.1%}"
 
 
 def _short_number(value: float) -> str:

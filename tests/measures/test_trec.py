@@ -146,22 +146,34 @@ def test_passes_one_per_level_cutoffs_merge_other_parameters_clash():
 
 
 def test_all_pytrec_eval_measures_of_a_command_share_one_pass_per_level(monkeypatch):
-    """trec names and ir_measures' names, with and without a level: two evaluators (levels 1
-    and 2), one progress loop over the runs; the values are those of separate commands."""
-    made, loops = [], []
-    real_evaluator, real_progress = trec.Evaluator, trec.progress
+    """trec names and ir_measures' names, with and without a level: one engine map over the
+    shards of queries (5 queries each: 5 shards of the demo's 25), and on each shard two
+    evaluators (levels 1 and 2); the values are those of separate commands."""
+    made, maps = [], []
+    real_evaluator, real_current = trec.Evaluator, trec.current
+
+    class Recording:
+        """The command's engine, noting each map's label."""
+
+        def __init__(self, engine) -> None:
+            self.engine, self.workers = engine, engine.workers
+
+        def imap(self, fn, shards, label=None):
+            maps.append((label, len(shards)))
+            return self.engine.imap(fn, shards, label)
+
     monkeypatch.setattr(trec, "Evaluator", lambda *a, **k: made.append(a[2]) or
                         real_evaluator(*a, **k))
-    monkeypatch.setattr(trec, "progress", lambda *a, **k: loops.append(a[1]) or
-                        real_progress(*a, **k))
+    monkeypatch.setattr(trec, "current", lambda: Recording(real_current()))
+    monkeypatch.setenv("RPP_SHARD_QUERIES", "5")
     names = ["map", "AP", "nDCG@10", "P@5", "P.10", "P(rel=2)@5", "AP(rel=2)", "R@100",
              "recip_rank", "RR", "Success@10", "gm_map", "num_rel_ret"]
     runs = [DEMO / "runs" / "bm25", DEMO / "runs" / "dpr", DEMO / "runs" / "monot5"]
-    args = ["eval", "-q", "--precision", "17", DEMO / "qrels", *runs]
-    together = parse_lines(rpp(*args[:4], *(a for n in names for a in ("-m", n)),
-                               *args[4:]).out)
-    assert sorted(made) == [1, 2] and loops == ["trec_eval measures"]
+    args = ["eval", "-q", "-j", "1", "--precision", "17", DEMO / "qrels", *runs]
+    together = parse_lines(rpp(*args[:6], *(a for n in names for a in ("-m", n)),
+                               *args[6:]).out)
+    assert maps == [("trec_eval measures", 5)] and sorted(made) == [1] * 5 + [2] * 5
     apart = {}
     for name in names:
-        apart |= parse_lines(rpp(*args[:4], "-m", name, *args[4:]).out)
+        apart |= parse_lines(rpp(*args[:6], "-m", name, *args[6:]).out)
     assert together == apart

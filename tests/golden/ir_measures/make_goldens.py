@@ -15,9 +15,12 @@ same collection with qids renamed 1, 2, ... (a query's value does not depend on 
 ir_measures (``ERR@k`` rows, 5 decimals) and by ir_measures' gdeval.pl with its printf made
 ``%.17g`` (``gdeval:ERR@k`` rows, every digit).
 
-ir_measures is given the queries with a relevant item only (the queries rpp evaluates; a
-query's values do not depend on the others): pytrec_eval (under ir_measures) was seen to hang
-or crash on queries without one. Each collection is evaluated in a process of its own.
+ir_measures is given every query of the qrels, those without a relevant item too: rpp computes
+trec_eval's and ir_measures' measures on all of them, as ir_measures averages over every qrels
+query (trec_eval -c). A query whose every grade is negative is left out of the measures that
+ir_measures takes from pytrec_eval (it segfaults on one; trec_eval stops on one; rpp scores
+them 0, contract §6, which the test checks); RR@k, Judged and ERR@k (providers of their own)
+get it too. Each collection is evaluated in a process of its own.
 """
 from __future__ import annotations
 
@@ -38,9 +41,9 @@ from tests.conftest import demo_dicts  # noqa: E402
 from tests.realistic import generate  # noqa: E402
 
 SEEDS = range(40)
-MEASURES = [P@5, P@10, P(rel=2)@5, nDCG@10, nDCG@20, nDCG, AP, AP(rel=2), AP@10, R@100, RR,
-            RR(rel=2), Rprec, Bpref, Success@10, RR@10, RR@5, RR(rel=2)@10, Judged@10, Judged@5,
-            Judged]
+PYTREC = [P@5, P@10, P(rel=2)@5, nDCG@10, nDCG@20, nDCG, AP, AP(rel=2), AP@10, R@100, RR,
+          RR(rel=2), Rprec, Bpref, Success@10]  # ir_measures takes these from pytrec_eval
+OWN = [RR@10, RR@5, RR(rel=2)@10, Judged@10, Judged@5, Judged]  # msmarco, judged providers
 ERR_CUTOFFS = (20, 10)
 
 
@@ -70,10 +73,11 @@ def gdeval_full(qrels: dict, run: dict, cutoff: int) -> dict[str, float]:
 
 def rows(source: str, qrels: dict, runs: dict) -> list[str]:
     """The golden lines of one collection: source, measure, qid, run, value."""
-    qrels = {q: docs for q, docs in qrels.items() if any(g > 0 for g in docs.values())}
     out = []
+    scored = {q: docs for q, docs in qrels.items() if max(docs.values()) >= 0}
     for name, run in runs.items():
-        for m in ir_measures.iter_calc(MEASURES, qrels, run):
+        for m in [*ir_measures.iter_calc(PYTREC, scored, run),
+                  *ir_measures.iter_calc(OWN, qrels, run)]:
             out.append(f"{source}\t{m.measure}\t{m.query_id}\t{name}\t{m.value!r}\n")
         number = {q: str(i + 1) for i, q in enumerate(dict.fromkeys([*qrels, *run]))}
         back = {v: k for k, v in number.items()}
