@@ -27,7 +27,7 @@ from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
 from .report.files import append_whole, check_writable
 from .report import write as write_report
-from .check import GATE_TESTS, markdown_summary, parse_max_drops, run_check
+from .check import GATE_TESTS, machine_verdicts, markdown_summary, parse_max_drops, run_check
 from .errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, compare_runs
 from .ndeval import NdevalOptions, run_ndeval
@@ -388,7 +388,7 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
     if fmt == "markdown":  # the verdicts, for a pull request; the evidence is in the other formats
         sys.stdout.write(summary)
     else:
-        write_report(results, fmt, sys.stdout, precision)
+        write_report(results, fmt, sys.stdout, precision, verdicts=machine_verdicts(verdicts))
     sys.stdout.flush()
     for verdict in verdicts:
         click.echo(verdict.line(), err=True)

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import math
-from typing import Iterable, Iterator, TextIO
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Mapping, TextIO
 
 import numpy as np
 
@@ -15,6 +16,39 @@ COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_ju
 def is_count(measure: str) -> bool:
     """Counts print as integers, as trec_eval prints them (contract §7)."""
     return measure in COUNTS
+
+
+def is_p_value(measure: str) -> bool:
+    """A p-value row (``M_p`` of compare and check)."""
+    return measure.endswith("_p")
+
+
+def machine_number(measure: str, precision: int) -> Callable[[float], str]:
+    """How jsonl and csv print ``measure``'s values: p-values in full, the shortest text that
+    reads back as the same float (``repr``: 4e-05, not 0.0000), so that a script can compare
+    them to any alpha; every other value as :func:`number` prints it."""
+    if is_p_value(measure):
+        return repr
+    count = is_count(measure)
+    return lambda value: number(value, precision, count)
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """``rpp check``'s outcome as jsonl and csv add it: PASS or FAIL of the gate that each
+    (measure, run) row is evidence for, and of the whole check against run ``baseline``."""
+
+    gates: Mapping[tuple[str, str], str]
+    overall: str
+    baseline: int  # index of the baseline among the runs
+
+
+def row_ends(measures: list[str], runs: list[str], verdicts: Verdicts | None,
+             render: Callable[[str | None], str]) -> list[list[str]]:
+    """``[m][r]``: the end of a row of measure m and run r, ``render(verdict)`` (None: no
+    verdicts, or a row that is no gate's evidence)."""
+    gates: Mapping[tuple[str, str], str] = verdicts.gates if verdicts else {}
+    return [[render(gates.get((m, r))) for r in runs] for m in measures]
 
 
 def number(value: float, precision: int, count: bool = False) -> str:

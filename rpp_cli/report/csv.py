@@ -1,5 +1,6 @@
 """CSV with a header row ``measure,qid,run,other,value``; ``other`` is empty for per-run
-values and ``value`` has the trec format's digits (RFC 4180 quoting where a name needs it)."""
+values and ``value`` has the trec format's digits, p-values in full (RFC 4180 quoting where a
+name needs it)."""
 from __future__ import annotations
 
 import csv
@@ -7,7 +8,7 @@ import io
 from typing import TextIO
 
 from ..results import Results
-from .common import coded_rows, is_count, number, write_lines
+from .common import Verdicts, coded_rows, machine_number, row_ends, write_lines
 
 HEADER = ("measure", "qid", "run", "other", "value")
 
@@ -19,14 +20,20 @@ def _quote(field: str) -> str:
     return buf.getvalue()
 
 
-def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True) -> None:
-    """Header, then one line per row in contract §7 order."""
+def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True,
+          verdicts: Verdicts | None = None) -> None:
+    """Header, then one line per row in contract §7 order. With ``verdicts`` (rpp check), a
+    sixth column ``verdict`` (PASS/FAIL of the row's gate) and a last row
+    ``verdict,all,,BASELINE,,PASS|FAIL`` for the whole check."""
     measures, qids, runs, rows = coded_rows(results, summary)
     m_txt = [_quote(m) + "," for m in measures]
     q_txt = [_quote(q) + "," for q in qids]
     r_txt = [_quote(r) + "," for r in runs]
     o_txt = [_quote(r) + "," for r in runs] + [","]
-    out.write(",".join(HEADER) + "\n")
-    count = [is_count(m) for m in measures]
-    write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}{number(v, precision, count[m])}\n"
+    out.write(",".join(HEADER + (("verdict",) if verdicts else ())) + "\n")
+    value = [machine_number(m, precision) for m in measures]
+    end = row_ends(measures, runs, verdicts, lambda v: "\n" if not verdicts else f",{v or ''}\n")
+    write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}{value[m](v)}{end[m][r]}"
                       for m, q, r, o, v in rows))
+    if verdicts:
+        out.write(f"verdict,{q_txt[-1]},{o_txt[verdicts.baseline]},{verdicts.overall}\n")
