@@ -57,7 +57,7 @@ class Forgiving:
         self.lost = True
         try:
             if self._target.fileno() == 2:
-                _devnull_onto(2)
+                devnull_onto(2)
         except (OSError, ValueError, AttributeError):
             pass
 
@@ -65,8 +65,8 @@ class Forgiving:
         return getattr(self._target, name)
 
 
-def _devnull_onto(fd: int) -> None:
-    """Make ``fd`` an open descriptor of /dev/null."""
+def devnull_onto(fd: int) -> None:
+    """Make ``fd`` an open descriptor of /dev/null: what is written to it vanishes."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     if devnull != fd:
         os.dup2(devnull, fd)
@@ -89,6 +89,6 @@ def guard_stderr() -> None:
         return
     if sys.stderr is None:
         if not _fd_is_open(2):
-            _devnull_onto(2)
+            devnull_onto(2)
         sys.stderr = open(os.devnull, "w", encoding="utf-8")
     sys.stderr = Forgiving(sys.stderr)

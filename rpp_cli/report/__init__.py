@@ -6,12 +6,12 @@ by name, so a command hands its Results over in one line whatever ``--format`` s
 """
 from __future__ import annotations
 
-import os
 import sys
 from contextlib import contextmanager
 from typing import Iterator, TextIO
 
 from ..results import Results
+from ..streams import devnull_onto
 from . import csv, jsonl, latex, markdown, matrix, trec
 from .common import Verdicts
 
@@ -54,6 +54,4 @@ def reader_may_leave(out: TextIO) -> Iterator[None]:
 def discard_stdout() -> None:
     """Point stdout's file descriptor at /dev/null: what is still buffered, and any later
     write, vanishes instead of failing again (and no traceback at interpreter exit)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    devnull_onto(sys.stdout.fileno())
