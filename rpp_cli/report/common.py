@@ -23,14 +23,11 @@ def is_p_value(measure: str) -> bool:
     return measure.endswith("_p")
 
 
-def machine_number(measure: str, precision: int) -> Callable[[float], str]:
-    """How jsonl and csv print ``measure``'s values: p-values in full, the shortest text that
-    reads back as the same float (``repr``: 4e-05, not 0.0000), so that a script can compare
-    them to any alpha; every other value as :func:`number` prints it."""
-    if is_p_value(measure):
-        return repr
-    count = is_count(measure)
-    return lambda value: number(value, precision, count)
+def machine_precision(measures: list[str], precision: int) -> list[int | None]:
+    """Per measure, the ``precision`` of :func:`number` in jsonl and csv: None (in full, as
+    ``repr``: the shortest text that reads back as the same float, 4e-05 and not 0.0000) for
+    p-values, so that a script can compare them to any alpha; ``precision`` otherwise."""
+    return [None if is_p_value(m) else precision for m in measures]
 
 
 @dataclass(frozen=True)
@@ -51,11 +48,13 @@ def row_ends(measures: list[str], runs: list[str], verdicts: Verdicts | None,
     return [[render(gates.get((m, r))) for r in runs] for m in measures]
 
 
-def number(value: float, precision: int, count: bool = False) -> str:
+def number(value: float, precision: int | None, count: bool = False) -> str:
     """A value as every format prints it (contract §7: fixed decimals, counts as integers, no
-    negative zero), so all formats agree."""
+    negative zero), so all formats agree; ``precision`` None prints it in full (``repr``)."""
     if count and math.isfinite(value):
         return str(int(value))
+    if precision is None:
+        return repr(value)
     text = f"{value:.{precision}f}"
     return text[1:] if text[0] == "-" and not text.strip("-0.") else text
 

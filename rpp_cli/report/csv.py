@@ -8,7 +8,8 @@ import io
 from typing import TextIO
 
 from ..results import Results
-from .common import Verdicts, coded_rows, machine_number, row_ends, write_lines
+from .common import (Verdicts, coded_rows, is_count, machine_precision, number, row_ends,
+                     write_lines)
 
 HEADER = ("measure", "qid", "run", "other", "value")
 
@@ -31,9 +32,10 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     r_txt = [_quote(r) + "," for r in runs]
     o_txt = [_quote(r) + "," for r in runs] + [","]
     out.write(",".join(HEADER + (("verdict",) if verdicts else ())) + "\n")
-    value = [machine_number(m, precision) for m in measures]
+    count = [is_count(m) for m in measures]
+    digits = machine_precision(measures, precision)
     end = row_ends(measures, runs, verdicts, lambda v: "\n" if not verdicts else f",{v or ''}\n")
-    write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}{value[m](v)}{end[m][r]}"
-                      for m, q, r, o, v in rows))
+    write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}{number(v, digits[m], count[m])}"
+                      f"{end[m][r]}" for m, q, r, o, v in rows))
     if verdicts:
         out.write(f"verdict,{q_txt[-1]},{o_txt[verdicts.baseline]},{verdicts.overall}\n")

@@ -11,7 +11,8 @@ import math
 from typing import TextIO
 
 from ..results import Results
-from .common import Verdicts, coded_rows, machine_number, row_ends, write_lines
+from .common import (Verdicts, coded_rows, is_count, machine_precision, number, row_ends,
+                     write_lines)
 
 
 def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True,
@@ -26,12 +27,13 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     q_txt = [f'{enc(q)}, "run": ' for q in qids]
     r_txt = [enc(r) for r in runs]
     o_txt = [f', "other": {enc(r)}, "value": ' for r in runs] + [', "other": null, "value": ']
-    value = [machine_number(m, precision) for m in measures]
+    count = [is_count(m) for m in measures]
+    digits = machine_precision(measures, precision)
     end = row_ends(measures, runs, verdicts,
                    lambda v: "}\n" if not verdicts else f', "verdict": {enc(v)}}}\n')
     write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}"
-                      f"{value[m](v) if math.isfinite(v) else 'null'}{end[m][r]}"
-                      for m, q, r, o, v in rows))
+                      f"{number(v, digits[m], count[m]) if math.isfinite(v) else 'null'}"
+                      f"{end[m][r]}" for m, q, r, o, v in rows))
     if verdicts:
         out.write(f'{{"measure": "verdict", "qid": {q_txt[-1]}null{o_txt[verdicts.baseline]}'
                   f'null, "verdict": {enc(verdicts.overall)}}}\n')
