@@ -367,6 +367,20 @@ def test_a_directory_as_plot_is_refused_before_any_work(tmp_path):
         files.check_writable(str(tmp_path), "the plot")
 
 
+def test_a_read_only_plot_is_not_replaced(tmp_path, monkeypatch):
+    """A file this user may not write is refused before any work, as open() would refuse it,
+    though its directory would take the rename (os.access stands in for a non-root user)."""
+    target = tmp_path / "kept.svg"
+    target.write_text("kept")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if (str(p), mode) == (
+        str(target), os.W_OK) else real_access(p, mode))
+    res = rpp("eval", "--plot", target, QRELS, "/nonexistent/run", BM25)
+    assert (res.code, res.out, res.err) == (2, "", f"rpp: {target}: cannot write the plot: "
+                                                   "Permission denied\n")
+    assert target.read_text() == "kept"
+
+
 def test_step_summary_is_checked_before_any_work(tmp_path, monkeypatch):
     summary = tmp_path / "missing" / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))

@@ -9,6 +9,7 @@ half a file under the requested name, and an existing file stays as it was. An a
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import uuid
@@ -36,13 +37,14 @@ def check_writable(path: str, what: str, append: bool = False) -> None:
     """Fail now, with one line, when ``path`` could not be written later: a missing or
     read-only directory, a directory in its place. A file to be replaced needs a directory
     that takes a new file (it is renamed into place); a file to be ``append``-ed to, a device
-    or a FIFO must be writable itself."""
+    or a FIFO must be writable itself, and an existing file is never replaced when it is
+    read-only to this user."""
     found = _existing(path, what)
     if found is not None and stat.S_ISDIR(found.st_mode):
         raise _cannot(what, path, "it is a directory")
+    if found is not None and not os.access(path, os.W_OK):  # read-only: kept, as open() would
+        raise _cannot(what, path, os.strerror(errno.EACCES))
     if found is not None and (append or not stat.S_ISREG(found.st_mode)):
-        if not os.access(path, os.W_OK):
-            raise _cannot(what, path, os.strerror(13))  # EACCES: Permission denied
         return
     try:
         fd, probe = _create_beside(os.path.realpath(path), 0o600)
