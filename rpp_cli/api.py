@@ -172,11 +172,12 @@ def evaluate(qrels, runs, measures: Sequence[str] | str | None = None, per_query
                         options, per_query, notes if notes is not None else []).results
 
 
-def compare(qrels, runs, measures: Sequence[str] | str | None = None, *, test: str = "randomization",
-            correction: str = "none", permutations: int = 10000, seed: int = DEFAULT_SEED,
-            level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
-            jobs: int | None = None, names: Sequence[str] | None = None, subtopics=None,
-            max_docs: int | None = None, notes: list[str] | None = None) -> Results:
+def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
+            test: str = "randomization", correction: str = "none", permutations: int = 10000,
+            seed: int = DEFAULT_SEED, level: float | None = None, corpus_size: int | None = None,
+            dedup: bool = False, jobs: int | None = None, names: Sequence[str] | None = None,
+            subtopics=None, max_docs: int | None = None,
+            notes: list[str] | None = None) -> Results:
     """``rpp compare``: the mean effect and p-value of every pair of runs on every measure
     (the input arguments are :func:`evaluate`'s)."""
     paths, given = _run_sources(runs)
@@ -187,10 +188,11 @@ def compare(qrels, runs, measures: Sequence[str] | str | None = None, *, test: s
                            notes if notes is not None else [])
 
 
-def meta(qrels, runs, measures: Sequence[str] | str | None = None, *, options: MetaOptions | None = None,
-         level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
-         jobs: int | None = None, names: Sequence[str] | None = None, subtopics=None,
-         max_docs: int | None = None, notes: list[str] | None = None) -> Results:
+def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
+         options: MetaOptions | None = None, level: float | None = None,
+         corpus_size: int | None = None, dedup: bool = False, jobs: int | None = None,
+         names: Sequence[str] | None = None, subtopics=None, max_docs: int | None = None,
+         notes: list[str] | None = None) -> Results:
     """``rpp meta``: discriminative power, agreement, robustness and predictive power of the
     measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
     paths, given = _run_sources(runs)

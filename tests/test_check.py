@@ -98,8 +98,9 @@ def test_evidence_equals_rpp_eval_and_other_formats():
                                                                            "monot5")]
     rows = [json.loads(line) for line in
             rpp("check", QRELS, "--baseline", BEST, WORST, "--format", "jsonl").out.splitlines()]
-    assert {(r["measure"], r["run"], r["other"]) for r in rows} == {
-        ("rpp", "bm25", "monot5"), ("rpp_p", "bm25", "monot5")}
+    assert {(r["measure"], r["run"], r["other"], r["verdict"]) for r in rows} == {
+        ("rpp", "bm25", "monot5", "FAIL"), ("rpp_p", "bm25", "monot5", "FAIL"),
+        ("verdict", None, "monot5", "FAIL")}
 
 
 @pytest.mark.parametrize("args,message", [

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from . import _kernel
 from .source import read_source
 
 MAX_TOKEN_BYTES = 4096  # the longest field (qid, docno, score, tag ...) a file may hold
-MAX_INPUT_BYTES = int(os.environ.get("RPP_MAX_INPUT_BYTES", 16 << 30))  # per file, decompressed
+MAX_INPUT_BYTES = 16 << 30  # per file, decompressed, unless RPP_MAX_INPUT_BYTES says otherwise
+LIMIT_VARIABLE = "RPP_MAX_INPUT_BYTES"
 
 _ERR_CONTROL, _ERR_TOO_LONG, _ERR_UNSAFE = 1, 2, 4
 
@@ -44,10 +45,24 @@ def read_bytes(path: str, again: bool = False) -> bytearray:
     with _AGAIN_LOCK:
         data = _AGAIN.pop(path, None)
     if data is None:
-        data = read_source(path, MAX_INPUT_BYTES)
+        data = read_source(path, max_input_bytes())
     if again:
         remember(path, data)
     return data
+
+
+def max_input_bytes() -> int:
+    """The size limit of one input file: ``$RPP_MAX_INPUT_BYTES`` (a whole number of bytes,
+    1 to 2^63 - 1) or :data:`MAX_INPUT_BYTES`. Read when a file is read, so that a bad value
+    is one error line of the command, not a crash at import."""
+    text = os.environ.get(LIMIT_VARIABLE)
+    if text is None:
+        return MAX_INPUT_BYTES
+    if text.isascii() and text.isdigit() and len(text) < 20 and 1 <= int(text) < 1 << 63:
+        return int(text)
+    raise InputError(f"{LIMIT_VARIABLE}={shown(text)!r}: expected a whole number of bytes from "
+                     f"1 to 2^63 - 1, digits only (e.g. 1000000000), or unset for the default "
+                     f"{MAX_INPUT_BYTES}")
 
 
 @dataclass(frozen=True)

@@ -193,7 +193,8 @@ def gdeval_grades(coll) -> np.ndarray:
 
 @family("ir_measures")
 def compute(ctx, measures: list[Measure]) -> None:
-    """RR@k, Judged@k and ERR@k of every run on every query, each ranked as its provider ranks."""
+    """RR@k, Judged@k and ERR@k of every run on every query of the qrels (ir_measures averages
+    over them all, as trec_eval -c: contract §6), each ranked as its provider ranks."""
     from ..aggregate import add_metric
 
     coll = ctx.collection

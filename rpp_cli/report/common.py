@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import math
-from typing import Iterable, Iterator, TextIO
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Mapping, TextIO
 
 import numpy as np
 
@@ -18,11 +19,43 @@ def is_count(measure: str) -> bool:
     return measure in COUNTS
 
 
-def number(value: float, precision: int, count: bool = False) -> str:
+def is_p_value(measure: str) -> bool:
+    """A p-value row (``M_p`` of compare and check)."""
+    return measure.endswith("_p")
+
+
+def machine_precision(measures: list[str], precision: int) -> list[int | None]:
+    """Per measure, the ``precision`` of :func:`number` in jsonl and csv: None (in full, as
+    ``repr``: the shortest text that reads back as the same float, 4e-05 and not 0.0000) for
+    p-values, so that a script can compare them to any alpha; ``precision`` otherwise."""
+    return [None if is_p_value(m) else precision for m in measures]
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """``rpp check``'s outcome as jsonl and csv add it: PASS or FAIL of the gate that each
+    (measure, run) row is evidence for, and of the whole check against run ``baseline``."""
+
+    gates: Mapping[tuple[str, str], str]
+    overall: str
+    baseline: int  # index of the baseline among the runs
+
+
+def row_ends(measures: list[str], runs: list[str], verdicts: Verdicts | None,
+             render: Callable[[str | None], str]) -> list[list[str]]:
+    """``[m][r]``: the end of a row of measure m and run r, ``render(verdict)`` (None: no
+    verdicts, or a row that is no gate's evidence)."""
+    gates: Mapping[tuple[str, str], str] = verdicts.gates if verdicts else {}
+    return [[render(gates.get((m, r))) for r in runs] for m in measures]
+
+
+def number(value: float, precision: int | None, count: bool = False) -> str:
     """A value as every format prints it (contract §7: fixed decimals, counts as integers, no
-    negative zero), so all formats agree."""
+    negative zero), so all formats agree; ``precision`` None prints it in full (``repr``)."""
     if count and math.isfinite(value):
         return str(int(value))
+    if precision is None:
+        return repr(value)
     text = f"{value:.{precision}f}"
     return text[1:] if text[0] == "-" and not text.strip("-0.") else text
 

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import InputError
 from ..results import ALL, Results
 from .escape import ident, plot_label
+from .files import check_writable, replaced_whole
 
 MISSING = "--plot needs matplotlib: pip install 'rpp-cli[plot]'"
 
@@ -48,14 +49,21 @@ def image_format(path: str) -> str:
     return ext
 
 
+def check(path: str) -> None:
+    """Everything ``--plot FILE`` needs, checked before any work: a known extension,
+    matplotlib, and a path that can be written."""
+    image_format(path)
+    require()
+    check_writable(path, "the plot")
+
+
 def _save(fig, path: str) -> None:
-    """Write ``fig`` to ``path`` in the format its extension names, and free it; an
-    unwritable path is bad input."""
+    """Write ``fig`` to ``path`` in the format its extension names, whole or not at all
+    (:func:`.files.replaced_whole`), and free it; an unwritable path is bad input."""
     plt = _pyplot()
     try:
-        fig.savefig(path, format=image_format(path))
-    except OSError as err:
-        raise InputError(f"cannot write the plot: {err.strerror or err}", path) from None
+        with replaced_whole(path, "the plot") as out:
+            fig.savefig(out, format=image_format(path))
     finally:
         plt.close(fig)
 

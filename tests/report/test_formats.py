@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rpp_cli.report import FORMATS, write
+from rpp_cli.report import FORMATS, MACHINE_FORMATS, write
 from rpp_cli.results import Results
 
 from ..conftest import DEMO, rpp
@@ -35,7 +35,7 @@ def parse_jsonl(text: str) -> dict[Key, str]:
     """Values kept as the JSON number's text (a number, never a string; null when NaN)."""
     out = {}
     for line in text.splitlines():
-        assert re.search(r'"value": (-?\d+(\.\d+)?|null)}$', line), line
+        assert re.search(r'"value": (-?\d+(\.\d+)?(e-?\d+)?|null)}$', line), line
         obj = json.loads(line, parse_float=str, parse_int=str)
         assert list(obj) == ["measure", "qid", "run", "other", "value"]
         value = "nan" if obj["value"] is None else obj["value"]
@@ -258,7 +258,7 @@ NAMES = st.lists(st.text(alphabet="ab_&%$#{}~^\\|,\".-[]*<>'=+@!?`:", min_size=1
 @given(runs=NAMES, data=st.data())
 def test_every_format_round_trips_any_names_and_values(runs, data):
     """Names with LaTeX, markdown and CSV specials and any finite values parse back to the
-    trec format's values in every format."""
+    trec format's values in every format; p-values (``rp_p``) in full in jsonl and csv."""
     n = len(runs)
     precision = data.draw(st.integers(0, 8))
     res = Results(["7", "10"], runs)
@@ -270,8 +270,10 @@ def test_every_format_round_trips_any_names_and_values(runs, data):
         res.add("m%1", q, np.arange(n), np.array(data.draw(st.lists(finite, min_size=n,
                                                                   max_size=n))))
     expected = parse_trec(render(res, "trec", precision))
+    in_full = {tuple(row[:4]): repr(row[4]) for row in res.rows() if row[0] == "rp_p"}
     for fmt in PARSERS:
-        assert PARSERS[fmt](render(res, fmt, precision)) == expected, fmt
+        want = expected | in_full if fmt in MACHINE_FORMATS else expected
+        assert PARSERS[fmt](render(res, fmt, precision)) == want, fmt
 
 
 def test_unknown_format_is_a_usage_error():
