@@ -27,6 +27,7 @@ from .report import write as write_report
 from .check import GATE_TESTS, markdown_summary, parse_max_drops, run_check
 from .errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, compare_runs
+from .io.runs import NAME_SOURCES
 from .ndeval import NdevalOptions, run_ndeval
 from .parallel import default_jobs
 from . import trec_eval as trec_eval_flow
@@ -40,6 +41,11 @@ EXIT_INTERRUPTED = 128 + 2  # ... and for one stopped by Ctrl-C (SIGINT)
 EXIT_INTERNAL = 70  # a bug (sysexits' EX_SOFTWARE): never 0, nor 1, a failed check
 
 
+FILE = click.Path(readable=False)
+"""An input file: completes as a file name in the shell; the readers open it (and say what is
+wrong with it in rpp's one-line form), so click checks nothing."""
+
+
 def _notes(notes: list[str]) -> None:
     for note in notes:
         click.echo(f"rpp: note: {note}", err=True)
@@ -49,18 +55,21 @@ def input_options(fn):
     """Options every evaluating command shares (relevance level, corpus size, duplicates,
     threads, run names); the command receives them as one ``options: Options``."""
     @functools.wraps(fn)
-    def command(*args, level, corpus_size, dedup, jobs, names, max_docs, **kwargs):
+    def command(*args, level, corpus_size, dedup, jobs, names, names_from, max_docs, **kwargs):
         return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names,
-                                          max_docs=max_docs), **kwargs)
+                                          max_docs=max_docs, names_from=names_from), **kwargs)
 
     command = click.option("-M", "--max-docs", "max_docs", type=click.IntRange(1, 1 << 40),
                            metavar="K",
                            help="Keep each run's top K documents per query, as trec_eval -M "
                                 "and pref_eval --topk (default: all).")(command)
+    command = click.option("--names-from", "names_from", type=click.Choice(NAME_SOURCES),
+                           default="file",
+                           help="What names a run: its file name less .gz ('-' for stdin), or "
+                                "its tag (6th field of its first line).")(command)
     command = click.option("--name", "names", multiple=True, metavar="NAME",
-                           help="Name of a run, once per RUN in the same order (default: the "
-                                "runs' tags if all are unique, else their file names, else "
-                                "their paths).")(command)
+                           help="Name of a run, once per RUN in the same order (default: "
+                                "--names-from).")(command)
     command = click.option("--dedup", is_flag=True,
                            help="Keep the best-scored copy of a docno repeated within a query "
                                 "(default: it is an error, as in trec_eval).")(command)
@@ -79,7 +88,7 @@ def input_options(fn):
 
 def subtopics_option(fn):
     """``--subtopics FILE`` for the commands that evaluate runs (eval, compare, meta)."""
-    return click.option("--subtopics", metavar="FILE",
+    return click.option("--subtopics", type=FILE, metavar="FILE",
                         help="Subtopic qrels (qid subtopic docno grade): adds st-rpp, st-dcgrpp, "
                              "st-invrpp and ndeval's ERR-IA@20 alpha-nDCG@20 MAP-IA strec@20 "
                              "to the defaults. QRELS may then be '-' or omitted (grade = "
@@ -161,8 +170,8 @@ def cli() -> None:
 
 
 @cli.command("eval")
-@click.argument("qrels", metavar="[QRELS]")
-@click.argument("runs", nargs=-1, metavar="RUN...")
+@click.argument("qrels", type=FILE, metavar="[QRELS]")
+@click.argument("runs", nargs=-1, type=FILE, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to compute; repeatable. trec_eval syntax works (P.5,10, "
                    f"ndcg_cut.10, official); 'rpp measures' lists them. "
@@ -271,8 +280,8 @@ VIEWS = ("trec", "human", "paper")
 
 
 @cli.command("compare")
-@click.argument("qrels", metavar="[QRELS]")
-@click.argument("runs", nargs=-1, metavar="RUN...")
+@click.argument("qrels", type=FILE, metavar="[QRELS]")
+@click.argument("runs", nargs=-1, type=FILE, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to test; repeatable (default: as rpp eval).")
 @click.option("--test", type=click.Choice(TESTS), default="randomization", show_default=True,
@@ -328,9 +337,9 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
 
 
 @cli.command("check")
-@click.argument("qrels", metavar="QRELS")
-@click.argument("candidates", nargs=-1, required=True, metavar="CANDIDATE...")
-@click.option("--baseline", required=True, metavar="RUN",
+@click.argument("qrels", type=FILE, metavar="QRELS")
+@click.argument("candidates", nargs=-1, required=True, type=FILE, metavar="CANDIDATE...")
+@click.option("--baseline", required=True, type=FILE, metavar="RUN",
               help="The run every candidate is checked against (required: no default).")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to test; repeatable. Default: rpp.")
@@ -384,8 +393,8 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
 
 
 @cli.command("meta")
-@click.argument("qrels", metavar="[QRELS]")
-@click.argument("runs", nargs=-1, metavar="RUN...")
+@click.argument("qrels", type=FILE, metavar="[QRELS]")
+@click.argument("runs", nargs=-1, type=FILE, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to study; repeatable (default: as rpp eval).")
 @click.option("--analysis", "analyses", default=",".join(ANALYSES), show_default=True,
@@ -472,8 +481,8 @@ def _closed_pipe() -> None:
 
 
 @cli.command("ndeval")
-@click.argument("qrels", metavar="QRELS")
-@click.argument("run", metavar="RUN")
+@click.argument("qrels", type=FILE, metavar="QRELS")
+@click.argument("run", type=FILE, metavar="RUN")
 @click.option("-alpha", "alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="Redundancy: a subtopic's gain decays by (1 - alpha) with each repeat.")
 @click.option("-beta", "beta", type=click.FloatRange(0, 1), default=0.5, show_default=True,
@@ -509,8 +518,8 @@ class _TrecEvalCommand(click.Command):
 
 
 @cli.command("trec-eval", cls=_TrecEvalCommand)
-@click.argument("qrels", metavar="QRELS")
-@click.argument("run", metavar="RUN")
+@click.argument("qrels", type=FILE, metavar="QRELS")
+@click.argument("run", type=FILE, metavar="RUN")
 @click.option("-q", "--query_eval_wanted", "per_query", is_flag=True,
               help="Also print the measures of each query.")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
@@ -545,8 +554,8 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
 
 
 @cli.command("levels")
-@click.argument("paths", nargs=-1, metavar="QRELS RUN_A RUN_B")
-@click.option("--subtopics", metavar="FILE",
+@click.argument("paths", nargs=-1, type=FILE, metavar="QRELS RUN_A RUN_B")
+@click.option("--subtopics", type=FILE, metavar="FILE",
               help="Subtopic qrels: ST-RPP's populations (one per subtopic, labelled by its "
                    "id, plus '*', all relevant items) instead of the graded ones. QRELS may "
                    "then be '-' or omitted, as in rpp eval. Default: none.")

@@ -9,6 +9,7 @@ corpus size n of a query is its number of codes. Runs are read and joined by a p
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -151,11 +152,12 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
 def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            corpus_size: int | None = None, dedup: bool = False,
            notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
-           jobs: int = 1, names: tuple[str, ...] = (), max_docs: int | None = None
-           ) -> Collection:
+           jobs: int = 1, names: Sequence[str | None] = (), names_from: str = "file",
+           max_docs: int | None = None) -> Collection:
     """Read the runs and join them to the qrels: evaluated queries, relevant items, ranks
     (contract §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
-    read and joined by ``jobs`` threads; ``max_docs`` keeps each query's top K of a run."""
+    read and joined by ``jobs`` threads; ``max_docs`` keeps each query's top K of a run.
+    Runs are named by :func:`name_runs` (``names``: --name; ``names_from``: file or tag)."""
     from .subtopics import encode_subtopics
 
     notes = notes if notes is not None else []
@@ -193,8 +195,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, judged_qids, docs, dedup,
                                           qrels.path, max_docs),
                       len(run_paths), threads_for(run_paths, jobs), label="reading runs")
-    run_names, name_notes = name_runs(loaded, names)
-    notes.extend(name_notes)
+    run_names = name_runs(loaded, names, names_from)
     ranks = np.zeros((len(loaded), len(item_doc)), dtype=np.int64)
     for r, (run, name) in enumerate(zip(loaded, run_names)):
         rows, unjudged, missing = run.rows, run.unjudged, run.missing

@@ -52,8 +52,7 @@ def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[
                             opts.alpha, opts.beta)
 
     run = read_run(run_path, keep_rank=True)
-    names, name_notes = name_runs([run])
-    notes.extend(name_notes)
+    names = name_runs([run], source="tag" if run.tag is not None else "file")  # ndeval's runid
     topic = _run_topics(run)
     rows, pos = _ranking(run, topic, opts)
     run_topics = np.unique(topic[rows])
