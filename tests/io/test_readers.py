@@ -304,3 +304,62 @@ def test_ranking_is_score_then_docno_bytes_descending(prefix, rows):
     want = sorted(range(len(rows)), key=lambda i: (-scores[i], [-b for b in texts[i].encode()] +
                                                     [1], i))
     assert [(scores[i], texts[i]) for i in order] == [(scores[i], texts[i]) for i in want]
+
+
+@pytest.fixture
+def renamed_demo(tmp_path):
+    """Two demo runs under file names other than their tags (bm25, monot5): one gzipped."""
+    first = tmp_path / "first.run.gz"
+    first.write_bytes(gzip.compress((DEMO / "runs" / "bm25").read_bytes()))
+    second = tmp_path / "second"
+    second.write_bytes((DEMO / "runs" / "monot5").read_bytes())
+    return first, second
+
+
+COMMANDS = {  # how each command that evaluates runs takes QRELS and two runs
+    "eval": lambda q, a, b: ("eval", "-m", "map", q, a, b),
+    "compare": lambda q, a, b: ("compare", "-m", "map", "--test", "ttest", q, a, b),
+    "check": lambda q, a, b: ("check", "-m", "map", "--test", "ttest", q, a, "--baseline", b),
+    "levels": lambda q, a, b: ("levels", "-n", q, a, b),
+    "meta": lambda q, a, b: ("meta", "--analysis", "agreement", "-m", "map", "-m", "rpp", q, a, b),
+}
+
+
+def printed_names(res) -> set[str]:
+    """The run and other fields of every output line (less rpp levels' population, level and
+    positions), and the run of every verdict line."""
+    rows = [line.split("\t") for line in res.out.splitlines()]
+    verdicts = [line.split("\t")[1] for line in res.err.splitlines()
+                if line.startswith(("PASS", "FAIL"))]
+    return {f for row in rows for f in row[2:-1]
+            if not (f.startswith(">=") or f.isdigit())} | set(verdicts)
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "meta"])
+def test_every_command_names_runs_by_file_or_by_tag(renamed_demo, command):
+    """contract §1 in every command: file names less .gz by default, tags with
+    --names-from tag, --name over both."""
+    first, second = renamed_demo
+    args = COMMANDS[command](DEMO / "qrels", first, second)
+    by_file, by_tag = rpp(*args), rpp(args[0], "--names-from", "tag", *args[1:])
+    given = rpp(args[0], "--name", "A", "--name", "B", *args[1:])
+    ok = 1 if command == "check" else 0  # bm25 fails the gate against monot5
+    assert (by_file.code, by_tag.code, given.code) == (ok, ok, ok), by_file.err + by_tag.err
+    assert printed_names(by_file) == {"first.run", "second"}
+    assert printed_names(by_tag) == {"bm25", "monot5"}
+    assert printed_names(given) == {"A", "B"}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_refuses_two_runs_with_one_name(tmp_path, command):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    a, b = tmp_path / "x" / "bm25", tmp_path / "y" / "bm25.gz"
+    a.write_bytes((DEMO / "runs" / "bm25").read_bytes())
+    b.write_bytes(gzip.compress((DEMO / "runs" / "dpr").read_bytes()))
+    args = COMMANDS[command](DEMO / "qrels", a, b)
+    first, second = (b, a) if command == "check" else (a, b)  # check reads the baseline first
+    one_error_line(rpp(*args), rf"runs {re.escape(str(first))} and {re.escape(str(second))} are "
+                               r"both named 'bm25': .* or by tags with --names-from tag")
+    way_out = rpp(args[0], "--names-from", "tag", *args[1:])
+    assert way_out.code == (1 if command == "check" else 0)  # check: bm25 fails against dpr
