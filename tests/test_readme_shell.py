@@ -89,7 +89,7 @@ def readme_bash_completion() -> str:
 class Terminal:
     """An interactive bash (no rc files) in a pseudo-terminal, ``rpp`` on its PATH."""
 
-    def __init__(self, cwd: Path, deadline: float = 30.0):
+    def __init__(self, cwd: Path):
         self.leader, follower = pty.openpty()
         fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 400, 0, 0))
         env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep +
@@ -100,14 +100,13 @@ class Terminal:
                                      start_new_session=True)
         os.close(follower)
         self.seen = b""
-        self.end = time.monotonic() + deadline
 
-    def type_and_wait(self, keys: str, pattern: bytes) -> re.Match:
+    def type_and_wait(self, keys: str, pattern: bytes, timeout: float = 30.0) -> re.Match:
         """Type ``keys``; the first match of ``pattern`` in what the terminal shows next."""
-        start = len(self.seen)
+        start, end = len(self.seen), time.monotonic() + timeout
         os.write(self.leader, keys.encode())
         while not (found := re.compile(pattern).search(self.seen, start)):
-            left = self.end - time.monotonic()
+            left = end - time.monotonic()
             assert left > 0, f"no {pattern!r} in time; the terminal showed {self.seen[start:]!r}"
             if select.select([self.leader], [], [], left)[0]:
                 self.seen += os.read(self.leader, 65536)
@@ -119,6 +118,17 @@ class Terminal:
         os.close(self.leader)
 
 
+@pytest.fixture(scope="module")
+def terminal():
+    """One terminal for the completion tests, with the README's bash completion sourced."""
+    term = Terminal(ROOT)
+    try:
+        term.type_and_wait(readme_bash_completion() + "\necho READY\n", rb"\nREADY\r?\n")
+        yield term
+    finally:
+        term.close()
+
+
 @pytest.mark.parametrize("line, completed", [
     ("rpp eval fixtures/de", "rpp eval fixtures/demo/"),
     ("rpp eval fixtures/demo/qrels fixtures/demo/runs/col",
@@ -127,15 +137,10 @@ class Terminal:
      "rpp check fixtures/demo/qrels fixtures/demo/runs/dpr --baseline fixtures/demo/runs/splade"),
     ("rpp eval --format mat", "rpp eval --format matrix"),
 ])
-def test_tab_completes_file_names_in_a_terminal(line, completed):
-    """The README's bash completion, sourced in an interactive bash: TAB completes a file
-    argument as a file name (before, click offered nothing and the bell rang) and an option's
-    values still complete. What TAB made of the line is echoed back: Ctrl-A goes to the start
-    of the line and types ``echo DONE:`` before it."""
-    term = Terminal(ROOT)
-    try:
-        term.type_and_wait(readme_bash_completion() + "\necho READY\n", rb"\nREADY\r?\n")
-        shown = term.type_and_wait(line + "\t\x01echo DONE:\r", rb"\nDONE:([^\r\n]*)\r?\n")
-    finally:
-        term.close()
+def test_tab_completes_file_names_in_a_terminal(terminal, line, completed):
+    """The README's bash completion in an interactive bash: TAB completes a file argument as
+    a file name (before, click offered nothing and the bell rang) and an option's values
+    still complete. What TAB made of the line is echoed back: Ctrl-A goes to the start of the
+    line and types ``echo DONE:`` before it."""
+    shown = terminal.type_and_wait(line + "\t\x01echo DONE:\r", rb"\nDONE:([^\r\n]*)\r?\n")
     assert shown.group(1).decode() == completed
