@@ -20,7 +20,7 @@ from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
 from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
 from .meta import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
-from .progress import progress
+from .progress import progress, show_bars
 from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
 from .report import write as write_report
@@ -47,8 +47,30 @@ wrong with it in rpp's one-line form), so click checks nothing."""
 
 
 def _notes(notes: list[str]) -> None:
+    """Notes on stderr, one line each, unless --quiet."""
+    if click.get_current_context().meta.get(QUIET):
+        return
     for note in notes:
         click.echo(f"rpp: note: {note}", err=True)
+
+
+QUIET = "rpp.quiet"  # ctx.meta key: --quiet given to rpp or to the command
+
+
+def _quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """``-Q``: no notes and no progress bars for this command. rpp's own option sets the
+    default of every run (so an earlier in-process run leaves nothing behind); the command's
+    can only add quiet."""
+    if value or param.name == "group_quiet":
+        ctx.meta[QUIET] = value
+        show_bars(not value)
+
+
+def quiet_option(fn):
+    """``-Q, --quiet`` on a command, as on rpp itself."""
+    return click.option("-Q", "--quiet", is_flag=True, expose_value=False, callback=_quiet,
+                        help="No notes and no progress bars on stderr; errors stay (and rpp "
+                             "check's verdicts).")(fn)
 
 
 def input_options(fn):
@@ -160,6 +182,9 @@ class RppGroup(click.Group):
              context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(__version__, "-V", "--version", prog_name="rpp",
                       message=f"%(prog)s %(version)s ({_versions()})")
+@click.option("-Q", "--quiet", "group_quiet", is_flag=True, expose_value=False,
+              callback=_quiet, help="No notes and no progress bars on stderr for the command "
+                                    "(the same as its own -Q); errors stay.")
 def cli() -> None:
     """Preference-based evaluation of rankings: recall-paired preference (RPP) beside
     trec_eval's measures, in trec_eval's tab-separated layout.
@@ -190,6 +215,7 @@ def cli() -> None:
 @click.option("--plot-measure", metavar="NAME",
               help="Preference measure drawn by --plot. Default: the first one computed.")
 @input_options
+@quiet_option
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool,
                  no_summary: bool, fmt: str, precision: int, orderings: bool,
                  subtopics: str | None, plot_path: str | None, plot_measure: str | None,
@@ -296,6 +322,7 @@ VIEWS = ("trec", "human", "paper")
 @view_option
 @subtopics_option
 @input_options
+@quiet_option
 def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], test: str,
                     alpha: float, correction: str, permutations: int, seed: int,
                     fmt: str, precision: int, view: str, subtopics: str | None,
@@ -353,6 +380,7 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
 @permutation_options("Random sign flips of the randomization test.")
 @output_options
 @input_options
+@quiet_option
 def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
                   measures: tuple[str, ...], test: str, alpha: float, max_drops: tuple[str, ...],
                   permutations: int, seed: int, fmt: str, precision: int,
@@ -434,6 +462,7 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
 @view_option
 @subtopics_option
 @input_options
+@quiet_option
 def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], analyses: str,
                  alpha: float, permutations: int, samples: int,
                  query_counts: tuple[int, ...] | None, judged_fractions: tuple[float, ...] | None,
@@ -494,6 +523,7 @@ def _closed_pipe() -> None:
 @click.option("-traditional", "traditional", is_flag=True,
               help="Order by score, then docno descending (default: by the rank column).")
 @click.option("-a", "_ignored", is_flag=True, hidden=True)  # ndeval accepts -a and ignores it
+@quiet_option
 def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: bool,
                    max_docs: int | None, traditional: bool, _ignored: bool) -> None:
     """ndeval (TREC Web track, v4.5) for one RUN: the same CSV of ERR-IA, alpha-nDCG,
@@ -570,6 +600,7 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
               help="Also draw the ECDF of f_i(RUN_B) - f_i(RUN_A) over every query, "
                    "population and level (needs matplotlib). Default: no plot.")
 @input_options
+@quiet_option
 def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bool, fmt: str,
                    precision: int, plot_path: str | None, options: Options) -> None:
     """Why RPP prefers one run: for every query, population and recall level i, the

@@ -211,7 +211,8 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
         if missing:
             shown = ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
             notes.append(f"{name}: {_count(len(missing), 'judged query', 'judged queries')} "
-                         f"not in the run, scored as empty rankings ({shown})")
+                         f"not in the run, scored as empty rankings as trec_eval -c does "
+                         f"({shown}); if they should not count, leave them out of the qrels")
     union = np.bincount(docs.keys(), minlength=len(qids)).astype(np.int64)
     if corpus_size is not None and (union > corpus_size).any():
         q = int(np.argmax(union > corpus_size))
@@ -230,14 +231,17 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
 def _judged_notes(name: str, query: np.ndarray, rank: np.ndarray, judged: np.ndarray,
                   n_queries: int) -> list[str]:
     """A warning when nothing a run retrieved is judged (document qrels with passage runs?),
-    a note when under half of its top 10 is: its scores then say little."""
+    a note when under half of its top 10 is: its scores then say little. Each says what to do."""
     if not judged.any():
-        return [f"{name}: none of the docnos it retrieved is judged: wrong qrels?"]
+        return [f"{name}: none of the docnos it retrieved is judged, so it scores 0: check that "
+                "the run and the qrels use the same document ids (documents or passages?)"]
     top = rank <= 10
     shown = np.bincount(query[top], minlength=n_queries)
     fraction = np.bincount(query[top & judged], minlength=n_queries)[shown > 0] / shown[shown > 0]
     if fraction.mean() < 0.5:
-        return [f"{name}: only {fraction.mean():.0%} of its top 10 is judged (mean over queries)"]
+        return [f"{name}: only {fraction.mean():.0%} of its top 10 is judged (mean over queries); "
+                "unjudged documents count as non-relevant, so its scores are likely too low: "
+                "judge its top documents, or also read -m bpref, which ignores them"]
     return []
 
 

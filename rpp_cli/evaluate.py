@@ -78,7 +78,8 @@ def measure(coll: Collection, measures: list[Measure], per_query: bool,
             notes: list[str], jobs: int = 1) -> Context:
     """Compute ``measures`` on ``coll``, family by family, into one Context."""
     if len(coll.run_names) < 2 and any(m.kind == PREFERENCE for m in measures):
-        notes.append("preferences need two runs: only per-run measures computed")
+        notes.append("preferences need two runs: only per-run measures computed (give two or "
+                     "more RUN files for them)")
         measures = [m for m in measures if m.kind != PREFERENCE]
     outputs = [name for m in measures for name in m.outputs]  # fixes the output order
     ctx = Context(coll, Results(coll.qids, coll.run_names, outputs), per_query, jobs,
