@@ -495,7 +495,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
         job()
     _notes(notes)
     if plot_path:
-        plot.robustness_curves(meta.results, plot_path, meta.scatter)
+        plot.robustness_curves(meta.results, plot_path, meta.scatter, meta.differences)
     if view == "human":
         table_report.write(meta.results, sys.stdout, precision)
     else:
@@ -596,13 +596,19 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
                    "csv: with a header row. (The run x run tables have nothing to show here.)")
 @click.option("--precision", type=click.IntRange(0, 17), default=4, metavar="N",
               help="Decimals of the shares (positions and signs are integers).")
+@click.option("--query", metavar="QID",
+              help="Only this query's levels (an evaluated query, compared byte for byte). "
+                   "Default: every evaluated query.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
-              help="Also draw the ECDF of f_i(RUN_B) - f_i(RUN_A) over every query, "
-                   "population and level (needs matplotlib). Default: no plot.")
+              help="Also draw (needs matplotlib) the paper's Fig. 4b when the levels are one "
+                   "query's (--query): f_i(RUN_B) - f_i(RUN_A) against the recall level i, per "
+                   "population; over several queries, the ECDF of those differences pooled "
+                   "over every query, population and level. Default: no plot.")
 @input_options
 @quiet_option
 def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bool, fmt: str,
-                   precision: int, plot_path: str | None, options: Options) -> None:
+                   precision: int, query: str | None, plot_path: str | None,
+                   options: Options) -> None:
     """Why RPP prefers one run: for every query, population and recall level i, the
     worst-case positions f_i of RUN_A and RUN_B (as RPP sees them) and the sign of
     f_i(B) - f_i(A): 1 when A places its i-th member higher, -1 when B does.
@@ -618,7 +624,7 @@ def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bo
     notes: list[str] = []
     qrels_path, run_paths = split_paths(list(paths), subtopics)
     levels = levels_flow.compute_levels(qrels_path, run_paths,
-                                        replace(options, subtopics=subtopics), notes)
+                                        replace(options, subtopics=subtopics), notes, query)
     _notes(notes)
     if plot_path:
         levels_flow.plot(levels, plot_path)

@@ -1,4 +1,4 @@
-"""``rpp levels``: why RPP prefers one run, level by level (paper Fig. 2 and 4b).
+"""``rpp levels``: why RPP prefers one run, level by level (paper Fig. 4b with ``--query``).
 
 For two runs a and b, every evaluated query, every population P (contract §3) and every
 recall level i = 1..m_P: the worst-case full-corpus positions f_i^a(P) and f_i^b(P)
@@ -15,6 +15,11 @@ Output (contract §7 layout; the runs in fields 3-4 as in every pair line of rpp
 
 ``levels_ahead``, ``levels_behind`` and ``levels_tied`` are the shares of levels where a is
 ahead (sign +1), behind (−1) or tied (0), pooled over the queries.
+
+``--plot`` draws the paper's Fig. 4b when the levels are those of one query (``--query``, or
+a collection with one evaluated query): f_i^b − f_i^a against the recall level i, one series
+per population. Over several queries it draws the ECDF of those differences pooled over
+every query, population and level, titled as what it is (the paper has no such figure).
 """
 from __future__ import annotations
 
@@ -63,6 +68,28 @@ class Levels:
         """(L,) sgn(f_i^b − f_i^a), the term RPP(a, b) sums (contract §4)."""
         return np.sign(self.difference)
 
+    def only(self, qid: str) -> Levels:
+        """These levels for the one query ``qid`` (``rpp levels --query``), compared as bytes;
+        a query that is not evaluated is an error naming how many are."""
+        if qid not in self.qids:
+            raise InputError(f"--query {qid}: not one of the {len(self.qids)} evaluated queries "
+                             "(queries of the qrels with a relevant item)")
+        kept_seg = self.pops.seg_query == self.qids.index(qid)
+        kept = kept_seg[self.pops.member_seg]
+        renumber = np.cumsum(kept_seg) - 1
+        pops = Populations(self.pops.member_item[kept], renumber[self.pops.member_seg[kept]],
+                           np.zeros(int(kept_seg.sum()), dtype=self.pops.seg_query.dtype))
+        labels = [label for label, k in zip(self.labels, kept_seg.tolist()) if k]
+        return Levels([qid], self.runs, pops, labels, self.label_key, self.positions[:, kept])
+
+    def by_population(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """{label: (levels i, f_i^b − f_i^a)} of a one-query Levels, labels in summary order
+        (the series of the paper's Fig. 4b)."""
+        label = np.array(self.labels, dtype=object)[self.pops.member_seg]
+        level, difference = self.pops.level, self.difference
+        return {name: (level[label == name], difference[label == name])
+                for name in sorted(set(self.labels), key=self.label_key)}
+
     def shares(self) -> tuple[list[str | None], np.ndarray]:
         """Summary rows: the population labels in ``label_key`` order then None (every
         population), and a (K, 3) array of the shares of levels where a is ahead, behind,
@@ -95,9 +122,9 @@ def _subtopic_key(label: str) -> tuple:
 
 
 def compute_levels(qrels_path: str | None, run_paths: list[str], options: Options,
-                   notes: list[str]) -> Levels:
+                   notes: list[str], query: str | None = None) -> Levels:
     """Read QRELS and the two runs as ``rpp eval`` does and take every f_i(P): graded
-    populations, or ST-RPP's with ``options.subtopics``."""
+    populations, or ST-RPP's with ``options.subtopics``; only ``query``'s when given."""
     if len(run_paths) != 2:
         raise InputError(f"levels compares exactly two runs, RUN_A and RUN_B (got "
                          f"{len(run_paths)})")
@@ -112,8 +139,9 @@ def compute_levels(qrels_path: str | None, run_paths: list[str], options: Option
         pops = graded_populations(coll)
         labels, key = graded_labels(coll, pops), _graded_key
     positions = worst_case_positions(coll.ranks, pops, coll.corpus_size)
-    return Levels(coll.qids, (coll.run_names[0], coll.run_names[1]), pops, labels, key,
-                  positions)
+    levels = Levels(coll.qids, (coll.run_names[0], coll.run_names[1]), pops, labels, key,
+                    positions)
+    return levels if query is None else levels.only(query)
 
 
 def rows(lv: Levels, summary: bool = True) -> Iterator[tuple]:
@@ -170,8 +198,12 @@ def write(lv: Levels, fmt: str, out: TextIO, precision: int = 4, summary: bool =
 
 
 def plot(lv: Levels, path: str) -> None:
-    """``--plot``: the ECDF of f_i^b − f_i^a over every query, population and level."""
-    from .report.plot import difference_ecdf
+    """``--plot``: the paper's Fig. 4b for one query, else the pooled ECDF of f_i^b − f_i^a
+    over every query, population and level."""
+    from .report.plot import difference_ecdf, level_differences
 
     _, shares = lv.shares()
-    difference_ecdf(path, lv.difference, lv.runs, shares[-1], len(lv.qids))
+    if len(lv.qids) == 1:
+        level_differences(path, lv.by_population(), lv.runs, lv.qids[0], shares[-1])
+    else:
+        difference_ecdf(path, lv.difference, lv.runs, shares[-1], len(lv.qids))

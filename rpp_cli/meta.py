@@ -161,6 +161,7 @@ class Meta:
         self.n_queries = len(ctx.collection.qids)
         self._full = [s.scores()[0] for s in self.subjects]
         self.scatter: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+        self.differences: dict[str, np.ndarray] = {}  # measure -> per (query, pair a < b)
 
     def jobs(self) -> list[Job]:
         """Every job of the selected analyses, in output order."""
@@ -223,6 +224,7 @@ class Meta:
             if not pairs:
                 return
             diffs = {s.measure: pair_values(s.values).ravel() for s in self.measured}
+            self.differences.update(diffs)
             signs, rs = [], []
             for a, b in pairs:
                 x, y = diffs[a.measure], diffs[b.measure]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 
 import pytest
@@ -281,7 +282,71 @@ def test_plot_png_and_svg(tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     assert rpp("levels", "--plot", svg, "-n", *BY_TAG, *PAPER_ARGS).code == 0
     text = svg.read_text()
-    assert "<svg" in text and "X vs Y: 13 recall levels of 1 query" in text
+    assert "<svg" in text and "X vs Y on query q1: position differences per recall level" in text
+
+
+def drawn(monkeypatch) -> list:
+    """The figures report.plot would save, kept instead of written."""
+    from rpp_cli.report import plot
+
+    figures: list = []
+    monkeypatch.setattr(plot, "_save", lambda fig, path: figures.append(fig))
+    return figures
+
+
+def test_query_keeps_one_query_and_its_shares():
+    """--query 205: exactly the lines of query 205 (byte-equal qid), and shares computed over
+    its levels alone."""
+    args = (DEMO / "qrels", RUNS["monot5"], RUNS["bm25"])
+    every = per_level(rpp("levels", *args).out)
+    res = rpp("levels", "--query", "205", *args)
+    assert res.code == 0, res.err
+    one = per_level(res.out)
+    assert one == [row for row in every if row[0] == "205"] and one
+    signs = [row[-1] for row in one]
+    shares = {k[0]: v for k, v in parse_lines(res.out).items() if len(k) == 4}
+    assert shares["levels_ahead"] == pytest.approx(signs.count(1) / len(signs), abs=1e-4)
+    assert shares["levels_tied"] == pytest.approx(signs.count(0) / len(signs), abs=1e-4)
+
+
+@pytest.mark.parametrize("query", ["nope", "20", "2050", " 205"])
+def test_query_that_is_not_evaluated_is_one_line_and_exit_2(query):
+    res = rpp("levels", "--query", query, DEMO / "qrels", RUNS["monot5"], RUNS["bm25"])
+    one_error_line(res, rf"--query {re.escape(query)}: not one of the 25 evaluated queries .*")
+
+
+def test_fig_4b_plots_each_populations_differences_by_level(monkeypatch, tmp_path):
+    """One query (the paper's Fig. 4b): one line per population, x the recall levels 1..m_P,
+    y f_i(B) − f_i(A) exactly as the text lines print them."""
+    figures = drawn(monkeypatch)
+    args = ("--query", "201", DEMO / "qrels", RUNS["monot5"], RUNS["bm25"])
+    res = rpp("levels", "--plot", tmp_path / "f.png", *args)
+    assert res.code == 0, res.err
+    want: dict[str, tuple[list, list]] = {}
+    for _, _, _, pop, i, fa, fb, _ in per_level(res.out):
+        want.setdefault(pop, ([], []))[0].append(i)
+        want[pop][1].append(fb - fa)
+    (ax,) = figures[0].axes
+    lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("population ")]
+    got = {ln.get_label()[len("population "):]: (ln.get_xdata().tolist(),
+                                                 ln.get_ydata().tolist()) for ln in lines}
+    assert got == want and list(got) == [">=1", ">=2", ">=3"]
+    assert ax.get_title().startswith("monot5 vs bm25 on query 201")
+
+
+def test_several_queries_plot_the_pooled_ecdf_named_as_such(monkeypatch, tmp_path):
+    """Over every query the plot is the ECDF of the pooled differences, and its title says
+    so and where Fig. 4b is."""
+    figures = drawn(monkeypatch)
+    args = (DEMO / "qrels", RUNS["monot5"], RUNS["bm25"])
+    res = rpp("levels", "--plot", tmp_path / "f.png", *args)
+    assert res.code == 0, res.err
+    diffs = sorted(fb - fa for *_, fa, fb, _ in per_level(res.out))
+    (ax,) = figures[0].axes
+    x, y = ax.get_lines()[0].get_xdata(), ax.get_lines()[0].get_ydata()
+    assert x[1:-1].tolist() == diffs  # the ends reach the axis edges
+    assert y[1:-1].tolist() == pytest.approx([k / len(diffs) for k in range(1, len(diffs) + 1)])
+    assert "pooled over 25 queries" in ax.get_title() and "--query" in ax.get_title()
 
 
 def test_head_closes_the_pipe_quietly():

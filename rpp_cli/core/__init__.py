@@ -17,8 +17,9 @@ from . import _kernel
 from ._kernel import nested_dicts
 from .table import Column, Table, column_of, line_at, read_bytes, split
 
-__all__ = ["Column", "Dictionary", "Table", "column_of", "first_seen", "group_positions",
-           "interleave", "line_at", "nested_dicts", "rank_rows", "read_bytes", "split"]
+__all__ = ["INTERLEAVINGS", "Column", "Dictionary", "Table", "column_of", "first_seen",
+           "group_positions", "interleave", "line_at", "nested_dicts", "rank_rows", "read_bytes",
+           "split"]
 
 
 class Dictionary:
@@ -96,18 +97,24 @@ def rank_rows(col: Column, query: np.ndarray, score: np.ndarray, n_queries: int)
     return order
 
 
+# The interleaving methods of ``interleave``, as the kernel numbers them.
+INTERLEAVINGS = {"balanced": 0, "team-draft": 1}
+
+
 def interleave(docs: np.ndarray, bounds: np.ndarray, pairs: np.ndarray, relevant: np.ndarray,
-               cumulative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+               cumulative: np.ndarray, method: str = "balanced"
+               ) -> tuple[np.ndarray, np.ndarray]:
     """Offline interleaving of every pair of runs on every query, in one kernel call.
 
     ``docs`` holds every run's codes in ranking order, ``bounds`` (R, Q + 1) the offsets of
     run r's query q (``docs[bounds[r, q]:bounds[r, q + 1]]``), ``pairs`` (P, 2) the runs (a, b),
     ``relevant`` a bool per code and ``cumulative`` (K, M): M columns of cumulative weights
     W[k] = w(1) + ... + w(k) (W[0] = 0, K at least the longest two rankings together, plus
-    one), so that several user models share one walk. Returns (P, Q, 2, M)
-    Σ_k w(k) sgn(c_a(k) − c_b(k)) of the interleaving with a first (0) and b first (1), and
-    (P, Q) N, the items in the interleaving (measures/interleaving.py normalises). Bad
-    arguments raise (the kernel checks every index before its loop).
+    one), so that several user models share one walk, and ``method`` one of INTERLEAVINGS.
+    Returns (P, Q, 2, M) Σ_k w(k) · pref(k), pref(k) the sign of the preference of the users
+    who stop at position k (measures/interleaving.py), of the interleaving with a first (0)
+    and b first (1), and (P, Q) N, the items in the interleaving (measures/interleaving.py
+    normalises). Bad arguments raise (the kernel checks every index before its loop).
     """
     docs, bounds, pairs = (_integers(x, name) for x, name in
                            ((docs, "docs"), (bounds, "bounds"), (pairs, "pairs")))
@@ -122,7 +129,7 @@ def interleave(docs: np.ndarray, bounds: np.ndarray, pairs: np.ndarray, relevant
     _kernel.interleave(docs, bounds, bounds.shape[1] - 1, pairs,
                        np.ascontiguousarray(relevant).view(np.uint8),
                        np.ascontiguousarray(cumulative, dtype=np.float64), cumulative.shape[1],
-                       sums, n)
+                       INTERLEAVINGS[method], sums, n)
     return sums, n
 
 

@@ -6,7 +6,8 @@
  *   StrMap       exact dictionary (int64 key, bytes) -> dense code; identity is decided by
  *                comparing the bytes, the hash only finds candidates
  *   interleave   offline interleaving of pairs of rankings: per query, the click-weighted
- *                preference of each team-draft interleaving (measures/interleaving.py)
+ *                preference of each balanced or team-draft interleaving
+ *                (measures/interleaving.py)
  *
  * Every function takes and fills flat buffers (numpy arrays, bytes) and knows nothing of
  * files or formats; the Python wrapper (rpp_cli/core) owns the semantics and the messages.
@@ -413,24 +414,42 @@ done:
 
 /* Add sign * (W[hi] - W[lo]) to out[0..m-1]: W holds m cumulative weight columns, row-major. */
 static inline void add_stretch(double *out, const double *W, Py_ssize_t m, int64_t lo,
-                               int64_t hi, int64_t sign) {
+                               int64_t hi, int sign) {
     for (Py_ssize_t j = 0; j < m; j++) {
         double w = W[hi * m + j] - W[lo * m + j];
         out[j] += sign > 0 ? w : -w;
     }
 }
 
+/* The sums of one interleaving: the users who stop at positions lo+1..k so far prefer a run
+ * by `sign`; each maximal run of one sign is added as one difference of the cumulative
+ * weights (O(1) per click, not per position). */
+typedef struct { double *out; const double *W; Py_ssize_t m; int64_t lo; int sign; } Stretch;
+
+/* From position k on (until the next call), the users prefer by `sign`. */
+static inline void sign_from(Stretch *s, int64_t k, int sign) {
+    if (sign == s->sign) return;
+    if (s->sign) add_stretch(s->out, s->W, s->m, s->lo, k - 1, s->sign);
+    s->lo = k - 1;
+    s->sign = sign;
+}
+
+/* The interleaving ends with N items: close the last stretch. */
+static inline void stretch_end(Stretch *s, int64_t n) {
+    if (s->sign) add_stretch(s->out, s->W, s->m, s->lo, n, s->sign);
+}
+
+static inline int sgn(int64_t x) { return (x > 0) - (x < 0); }
+
 /* One team-draft interleaving of rankings A (na codes) and B (nb codes), strict alternation,
  * A first when a_first: in turn a team appends its best item not yet placed (taken[code] ==
  * stamp marks placed ones), the other team picking alone once one is exhausted. Every
- * relevant item placed is a click credited to its team; d(k) = c_a(k) - c_b(k) after k
- * items. Adds to out[j] the sum over k of w_j(k) sgn d(k) for each of the m weight columns,
- * each maximal run of one sign as one difference of the cumulative weights W (W[0] = 0);
- * returns N, the items placed. */
-static int64_t interleave_one(const int64_t *A, int64_t na, const int64_t *B, int64_t nb,
-                              const uint8_t *rel, const double *W, Py_ssize_t m, double *out,
-                              uint32_t *taken, uint32_t stamp, int a_first) {
-    int64_t ia = 0, ib = 0, k = 0, d = 0, lo = 0;  /* the sign of d holds on positions lo+1..k */
+ * relevant item placed is a click credited to its team; the users who stop at k prefer by
+ * sgn(c_a(k) - c_b(k)). Returns N, the items placed. */
+static int64_t team_draft_one(const int64_t *A, int64_t na, const int64_t *B, int64_t nb,
+                              const uint8_t *rel, Stretch *s, uint32_t *taken, uint32_t stamp,
+                              int a_first) {
+    int64_t ia = 0, ib = 0, k = 0, d = 0;
     int turn_a = a_first;
     for (;;) {
         while (ia < na && taken[A[ia]] == stamp) ia++;
@@ -442,30 +461,68 @@ static int64_t interleave_one(const int64_t *A, int64_t na, const int64_t *B, in
         turn_a = !pick_a;
         k++;
         if (!rel[code]) continue;
-        int64_t next = d + (pick_a ? 1 : -1);
-        if ((next > 0) - (next < 0) != (d > 0) - (d < 0)) {  /* the sign changes at k */
-            if (d) add_stretch(out, W, m, lo, k - 1, d);
-            lo = k - 1;
-        }
-        d = next;
+        d += pick_a ? 1 : -1;
+        sign_from(s, k, sgn(d));
     }
-    if (d) add_stretch(out, W, m, lo, k, d);
     return k;
 }
 
-/* interleave(docs, bounds, n_queries, pairs, relevant, W, m, sums_out, n_out) -> None
+/* Relevant items of R[from..to) that are placed: clicked items of R's top `to` that R's own
+ * pointer (at `from`) has not reached yet. */
+static inline int64_t placed_relevant(const int64_t *R, int64_t from, int64_t to,
+                                      const uint8_t *rel, const uint32_t *taken, uint32_t stamp) {
+    int64_t h = 0;
+    for (int64_t t = from; t < to; t++) h += rel[R[t]] && taken[R[t]] == stamp;
+    return h;
+}
+
+/* One balanced interleaving (Joachims 2003) of A and B, A first when a_first: the ranking
+ * whose pointer is behind (A on equal pointers when a_first) offers its next item, which is
+ * appended unless already placed; once one ranking is exhausted the other goes on alone.
+ * The users who stop at k click the relevant items at 1..k; with the last click on item d
+ * (placed by ranking X from its rank x), Eq. 2's cutoff is k_d = min(rank_A(d), rank_B(d)),
+ * which is x: the other ranking's pointer is at x - 1 or x and has not reached d. They prefer
+ * by sgn(h_a - h_b), h_R the clicked items in R's top k_d: the relevant items R's pointer
+ * passed (all placed) plus the placed relevant ones between its pointer and k_d. Returns N. */
+static int64_t balanced_one(const int64_t *A, int64_t na, const int64_t *B, int64_t nb,
+                            const uint8_t *rel, Stretch *s, uint32_t *taken, uint32_t stamp,
+                            int a_first) {
+    int64_t ia = 0, ib = 0, ra = 0, rb = 0, k = 0;  /* ra, rb: relevant in A[0..ia), B[0..ib) */
+    while (ia < na || ib < nb) {
+        int from_a = ib == nb || (ia < na && (ia < ib || (ia == ib && a_first)));
+        int64_t code = from_a ? A[ia++] : B[ib++];
+        ra += from_a && rel[code];
+        rb += !from_a && rel[code];
+        if (taken[code] == stamp) continue;
+        taken[code] = stamp;
+        k++;
+        if (!rel[code]) continue;
+        int64_t cut = from_a ? ia : ib;
+        int64_t ha = ra + placed_relevant(A, ia, cut < na ? cut : na, rel, taken, stamp);
+        int64_t hb = rb + placed_relevant(B, ib, cut < nb ? cut : nb, rel, taken, stamp);
+        sign_from(s, k, sgn(ha - hb));
+    }
+    return k;
+}
+
+typedef int64_t (*walk_fn)(const int64_t *, int64_t, const int64_t *, int64_t, const uint8_t *,
+                           Stretch *, uint32_t *, uint32_t, int);
+
+/* interleave(docs, bounds, n_queries, pairs, relevant, W, m, method, sums_out, n_out) -> None
  *
  * docs: int64 codes of every run's rows in ranking order; run r's rows of query q are
  * docs[bounds[r*(Q+1)+q] : bounds[r*(Q+1)+q+1]]. pairs: int64 (a, b) run indices, flat.
  * relevant: one byte per code. W: float64 cumulative weights, m columns row-major, W[0] = 0.
- * For pair p, query q and column j: sums_out[((p*Q+q)*2 + f)*m + j] = the sum of
- * interleave_one with a first (f = 0) or b first (f = 1), n_out[p*Q+q] = N. Every index is
- * checked before the loop, which runs without the GIL. */
+ * method: 0 balanced (Joachims), 1 team draft. For pair p, query q and column j:
+ * sums_out[((p*Q+q)*2 + f)*m + j] = Σ_k w_j(k) · (the preference of the users who stop at k)
+ * in the interleaving with a first (f = 0) or b first (f = 1), n_out[p*Q+q] = N. Every index
+ * is checked before the loop, which runs without the GIL. */
 static PyObject *interleave(PyObject *self, PyObject *args) {
     PyObject *docs_o, *bounds_o, *pairs_o, *rel_o, *w_o, *sums_o, *n_o;
     Py_ssize_t nq, m;
-    if (!PyArg_ParseTuple(args, "OOnOOOnOO", &docs_o, &bounds_o, &nq, &pairs_o, &rel_o, &w_o,
-                          &m, &sums_o, &n_o))
+    int method;
+    if (!PyArg_ParseTuple(args, "OOnOOOniOO", &docs_o, &bounds_o, &nq, &pairs_o, &rel_o, &w_o,
+                          &m, &method, &sums_o, &n_o))
         return NULL;
     Views vs = {.n = 0};
     PyObject *result = NULL;
@@ -480,6 +537,11 @@ static PyObject *interleave(PyObject *self, PyObject *args) {
     const Py_ssize_t n_docs = count_of(dv), n_codes = rv->len;
     const Py_ssize_t n_pairs = count_of(pv) / 2;
     const Py_ssize_t n_w = m > 0 ? count_of(wv) / m : 0;  /* rows of W */
+    if (method != 0 && method != 1) {
+        PyErr_SetString(PyExc_ValueError,
+                        "interleave: method must be 0 (balanced) or 1 (team draft)");
+        goto done;
+    }
     if (nq < 0 || m < 1 || count_of(wv) % m != 0 || count_of(bv) % (nq + 1) != 0
         || count_of(pv) % 2 != 0 || count_of(sv) != n_pairs * nq * 2 * m
         || count_of(nv) != n_pairs * nq || n_w < 1) {
@@ -517,6 +579,7 @@ static PyObject *interleave(PyObject *self, PyObject *args) {
     const double *W = wv->buf;
     double *sums = sv->buf;
     int64_t *n_out = nv->buf;
+    const walk_fn walk = method == 0 ? balanced_one : team_draft_one;
     Py_BEGIN_ALLOW_THREADS
     uint32_t stamp = 0;
     for (Py_ssize_t p = 0; p < n_pairs; p++)
@@ -528,11 +591,11 @@ static PyObject *interleave(PyObject *self, PyObject *args) {
                     memset(taken, 0, ((size_t)n_codes + 1) * sizeof *taken);
                     stamp = 1;
                 }
-                double *out = sums + ((p * nq + q) * 2 + f) * m;
-                memset(out, 0, (size_t)m * sizeof *out);
-                n_out[p * nq + q] = interleave_one(
-                    docs + ba[0], ba[1] - ba[0], docs + bb[0], bb[1] - bb[0], rel, W, m, out,
-                    taken, stamp, f == 0);
+                Stretch st = {sums + ((p * nq + q) * 2 + f) * m, W, m, 0, 0};
+                memset(st.out, 0, (size_t)m * sizeof *st.out);
+                n_out[p * nq + q] = walk(docs + ba[0], ba[1] - ba[0], docs + bb[0],
+                                         bb[1] - bb[0], rel, &st, taken, stamp, f == 0);
+                stretch_end(&st, n_out[p * nq + q]);
             }
         }
     Py_END_ALLOW_THREADS

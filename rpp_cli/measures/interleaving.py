@@ -1,14 +1,16 @@
-"""Offline interleaving (OI), the RPP paper's baseline (paper §5, Fig. 5): oi, dcgoi.
+"""Offline interleaving (paper §3.3, §5): oi, dcgoi (balanced, the paper's), tdi, dcgtdi
+(team draft).
 
-For runs a and b on one query, two team-draft interleavings with strict alternation, one where
-a picks first and one where b does; a user stops at position k of the N interleaved items
-(p(k) uniform, or ∝ 1/log2(k+1)), clicks every relevant item up to k, and each click credits
-the team that placed the item:
+For runs a and b on one query, the two interleavings of a method, one where a goes first and
+one where b does; a user stops at position k of the N interleaved items (p(k) uniform, or
+∝ 1/log2(k+1)) and clicks every relevant item up to k; pref(k) ∈ {−1, 0, 1} is the preference
+those clicks give (Joachims' Eq. 2 for balanced, the team with more clicks for team draft):
 
-    OI(a, b) = ½ Σ_{first ∈ {a, b}} Σ_{k=1..N} p(k) · sgn(c_a(k) − c_b(k))
+    OI(a, b) = ½ Σ_{first ∈ {a, b}} Σ_{k=1..N} p(k) · pref(k)
 
 Interleaving is sequential, so the kernel (core.interleave) walks every pair of runs on every
-query in C; numpy lays out its input and normalises. README: "Offline interleaving".
+query in C; numpy lays out its input and normalises. docs/contract.md: "Offline
+interleaving".
 """
 from __future__ import annotations
 
@@ -28,12 +30,19 @@ STOPS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "dcg": lambda k: 1.0 / np.log2(k + 1.0),
 }
 
-for _name, _stop, _how in (("oi", "uniform", "uniformly at a position"),
-                           ("dcgoi", "dcg", "at position k with p(k) ∝ 1/log2(k+1)")):
+_HOW = {"uniform": "uniformly at a position", "dcg": "at position k with p(k) ∝ 1/log2(k+1)"}
+_RULE = {"balanced": "the run whose top k (k: the last click's better rank) holds more clicks "
+                    "wins (Eq. 2)",
+         "team-draft": "the team credited with more clicks wins"}
+for _name, _method, _stop, _what in (
+        ("oi", "balanced", "uniform", "balanced (Joachims 2003, the paper's)"),
+        ("dcgoi", "balanced", "dcg", "balanced (Joachims 2003, the paper's)"),
+        ("tdi", "team-draft", "uniform", "team draft"),
+        ("dcgtdi", "team-draft", "dcg", "team draft")):
     register(Measure(_name, PREFERENCE, "interleaving",
-                     f"offline interleaving: team draft with both first picks; the user stops "
-                     f"{_how} and clicks the relevant items above",
-                     options={"stop": _stop},
+                     f"offline interleaving, {_what}, each run first once; the user stops "
+                     f"{_HOW[_stop]} and clicks the relevant items above; {_RULE[_method]}",
+                     options={"stop": _stop, "method": _method},
                      parameters=f"-l L: relevant when grade >= L (default: > 0); prints {_name} "
                                 f"per pair, {_name}_win per run"))
 
@@ -60,9 +69,10 @@ def relevant_codes(coll: Collection, docs: np.ndarray) -> np.ndarray:
 
 
 def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
-                         stops: list[str], jobs: int = 1) -> np.ndarray:
+                         stops: list[str], jobs: int = 1, method: str = "balanced"
+                         ) -> np.ndarray:
     """OI of every ordered pair of runs on every query under each user model of ``stops``:
-    (M, Q, R, R), from one walk of every interleaving.
+    (M, Q, R, R), from one walk of every interleaving of ``method`` (core.INTERLEAVINGS).
 
     Only pairs a < b go to the kernel, in ``jobs`` blocks on as many threads (it releases the
     GIL); OI(b, a) = −OI(a, b) fills the rest exactly and the diagonal stays 0. The kernel
@@ -80,7 +90,7 @@ def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
     weights = np.stack([STOPS[stop](k) for stop in stops], axis=1)  # (K, M)
     cumulative = np.concatenate((np.zeros((1, len(stops))), np.cumsum(weights, axis=0)))
     blocks = np.array_split(np.stack([ia, ib], axis=1), min(max(1, jobs), len(ia)))
-    parts = map_runs(lambda i: interleave(docs, bounds, blocks[i], rel, cumulative),
+    parts = map_runs(lambda i: interleave(docs, bounds, blocks[i], rel, cumulative, method),
                      len(blocks), jobs)
     sums = np.concatenate([part[0] for part in parts])  # (P, Q, 2, M)
     n = np.concatenate([part[1] for part in parts])  # (P, Q)
@@ -94,13 +104,16 @@ def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
 @family("interleaving")
 def compute(ctx, measures: list[Measure]) -> None:
     """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results
-    (every user model from one walk of the interleavings)."""
+    (every user model of one method from one walk of its interleavings)."""
     from ..aggregate import add_preference
 
     coll = ctx.collection
     docs, bounds = run_layout(coll)
-    tensors = offline_interleaving(docs, bounds, relevant_codes(coll, docs),
-                                   [m.options["stop"] for m in measures], ctx.jobs)
-    for m, per_query in zip(measures, tensors):
-        add_preference(ctx.results, m.name, per_query, ctx.per_query)
-        ctx.tensors[m.name] = per_query
+    rel = relevant_codes(coll, docs)
+    for method in dict.fromkeys(m.options["method"] for m in measures):
+        chosen = [m for m in measures if m.options["method"] == method]
+        tensors = offline_interleaving(docs, bounds, rel, [m.options["stop"] for m in chosen],
+                                       ctx.jobs, method)
+        for m, per_query in zip(chosen, tensors):
+            add_preference(ctx.results, m.name, per_query, ctx.per_query)
+            ctx.tensors[m.name] = per_query

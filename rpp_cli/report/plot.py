@@ -150,14 +150,18 @@ def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[fl
 
 
 def robustness_curves(results: Results, path: str,
-                      scatter: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] | None = None
-                      ) -> None:
+                      scatter: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] | None = None,
+                      differences: Mapping[str, np.ndarray] | None = None) -> None:
     """``rpp meta --plot``: one panel per analysis computed: tau against the queries kept and
     against the judged fraction kept (one line per measure), discriminative power per measure
-    (t-test and HSD), the agreement (Kendall's tau) between measures, and per (preference
-    measure, metric) the per-query RPP against the metric difference of every run pair
-    (``scatter``: (metric differences, preferences))."""
+    (t-test and HSD), the agreement (Kendall's tau) between measures, the paper's Fig. 2
+    (``differences``: per measure, the per-query difference of every run pair a < b), and per
+    (preference measure, metric) the per-query RPP against the metric difference of every run
+    pair (``scatter``: (metric differences, preferences))."""
     panels = _meta_panels(results)
+    shown = difference_distributions(differences or {})
+    if shown:
+        panels.append(lambda ax, fig: _ecdfs(ax, shown))
     for (pref, metric), (x, y) in (scatter or {}).items():
         panels.append(lambda ax, fig, p=pref, m=metric, x=x, y=y: _scatter(ax, p, m, x, y))
     if not panels:
@@ -197,6 +201,33 @@ def _meta_panels(results: Results) -> list:
     if agreement:
         panels.append(lambda ax, fig: _agreement(ax, fig, agreement))
     return panels
+
+
+def difference_distributions(differences: Mapping[str, np.ndarray]
+                             ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The series of the paper's Fig. 2: per measure, the ECDF (sorted x, share <= x) of its
+    per-query differences over every ordered pair of runs (a pair a < b and its reverse, so
+    the curve does not depend on the order of the runs). Measures whose differences leave
+    [−1, 1] (asl, counts) are left out: they do not share the axis."""
+    out = {}
+    for measure, d in differences.items():
+        if len(d) and np.all(np.abs(d) <= 1):
+            x = np.sort(np.concatenate((d, -d)))
+            out[measure] = (x, np.arange(1, len(x) + 1) / len(x))
+    return out
+
+
+def _ecdfs(ax, shown: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    for measure, (x, y) in shown.items():
+        ax.step(x, y, where="post", linewidth=1.3, label=measure)
+    ax.axvline(0, color="grey", linewidth=0.6)
+    ax.set_xlim(-1, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("per-query difference: M(a, b) for preferences, m(a) − m(b) for metrics")
+    ax.set_ylabel("share of (query, ordered run pair) ≤ x")
+    ax.set_title("Distribution of differences over all run pairs (paper Fig. 2)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
 
 
 def _scatter(ax, pref: str, metric: str, x: np.ndarray, y: np.ndarray) -> None:
@@ -251,33 +282,72 @@ def _agreement(ax, fig, agreement: dict[tuple[str, str], float]) -> None:
 
 def difference_ecdf(path: str, difference: np.ndarray, runs: tuple[str, str],
                     shares: np.ndarray, n_queries: int) -> None:
-    """``rpp levels --plot``: the ECDF of the per-level differences f_i^b − f_i^a (positive
-    where run a is ahead) on a symlog axis (they span 1..n), a line at 0, and the shares of
-    levels where a is ahead, b is ahead, they tie (``shares``) in the title."""
+    """``rpp levels --plot`` over several queries: the ECDF of the per-level differences
+    f_i^b − f_i^a (positive where run a is ahead) pooled over every query, population and
+    level, on a symlog axis (they span 1..n), a line at 0, and the shares of levels where a is
+    ahead, b is ahead, they tie (``shares``) in the title. Not a figure of the paper (its Fig.
+    4b is one query: :func:`level_differences`), and titled so."""
     a, b = runs
     x = np.sort(difference)
-    edge = 1.5 * max(1.0, float(np.abs(x).max()))  # symmetric: the two sides compare
+    edge = _symlog_axis_edge(x)
     plt = _pyplot()
-    from matplotlib.ticker import FuncFormatter
-
     fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120, layout="constrained")
     ax.step(np.concatenate(([-edge], x, [edge])),
             np.concatenate(([0.0], np.arange(1, len(x) + 1) / len(x), [1.0])),
             where="post", color="tab:blue", linewidth=1.6)
     ax.axvline(0, color="0.25", linewidth=1.0, linestyle="--")
-    ax.set_xscale("symlog", linthresh=1)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _short_number(v)))
-    ax.set_xlim(-edge, edge)
+    _symlog(ax.xaxis, ax.set_xscale, ax.set_xlim, edge)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.set_xlabel(f"f_i({b}) − f_i({a}), worst-case positions at recall level i (symlog)\n"
                   f"← {b} ahead  |  {a} ahead →")
     ax.set_ylabel("share of levels ≤ x")
-    ahead, behind, tied = shares.tolist()
     queries = f"{n_queries} {'query' if n_queries == 1 else 'queries'}"
-    ax.set_title(f"{a} vs {b}: {len(x)} recall levels of {queries}\n"
-                 f"{a} ahead at {ahead:.1%}, {b} ahead at {behind:.1%}, tied at {tied:.1%}")
+    ax.set_title(f"{a} vs {b}: ECDF of {len(x)} recall levels pooled over {queries}\n"
+                 f"{_shares_text(a, b, shares)} (the paper's Fig. 4b is one query: --query)")
     _save(fig, path)
+
+
+def level_differences(path: str, series: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                      runs: tuple[str, str], qid: str, shares: np.ndarray) -> None:
+    """``rpp levels --query Q --plot``: the paper's Fig. 4b, f_i^b − f_i^a against the
+    recall level i for one query, one series per population (``series``: {label: (i,
+    difference)}), on a symlog axis, a line at 0 and the shares in the title."""
+    a, b = runs
+    edge = _symlog_axis_edge(np.concatenate([d for _, d in series.values()]))
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120, layout="constrained")
+    for label, (level, difference) in series.items():
+        ax.plot(level, difference, marker="o", markersize=3, linewidth=1.0,
+                label=f"population {label}")
+    ax.axhline(0, color="0.25", linewidth=1.0, linestyle="--")
+    _symlog(ax.yaxis, ax.set_yscale, ax.set_ylim, edge)
+    ax.grid(alpha=0.3)
+    ax.set_xlabel("recall level i")
+    ax.set_ylabel(f"f_i({b}) − f_i({a}) (symlog)\n← {b} ahead  |  {a} ahead →")
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title(f"{a} vs {b} on query {qid}: position differences per recall level\n"
+                 f"{_shares_text(a, b, shares)}")
+    _save(fig, path)
+
+
+def _symlog_axis_edge(values: np.ndarray) -> float:
+    """A symmetric axis limit past the largest |value| (the two sides compare)."""
+    return 1.5 * max(1.0, float(np.abs(values).max(initial=0.0)))
+
+
+def _symlog(axis, set_scale, set_limits, edge: float) -> None:
+    """Position differences span 1..n: a symlog scale, short tick labels, ±edge."""
+    from matplotlib.ticker import FuncFormatter
+
+    set_scale("symlog", linthresh=1)
+    axis.set_major_formatter(FuncFormatter(lambda v, _: _short_number(v)))
+    set_limits(-edge, edge)
+
+
+def _shares_text(a: str, b: str, shares: np.ndarray) -> str:
+    ahead, behind, tied = shares.tolist()
+    return f"{a} ahead at {ahead:.1%}, {b} ahead at {behind:.1%}, tied at {tied:.1%}"
 
 
 def _short_number(value: float) -> str:

@@ -206,7 +206,7 @@ def interleave_args(**change):
     """Good arguments of _kernel.interleave (2 runs, 1 query, codes 0-2), with ``change``."""
     args = {"docs": np.array([0, 1, 2, 1]), "bounds": np.array([0, 2, 2, 4]), "nq": 1,
             "pairs": np.array([0, 1]), "rel": np.ones(3, dtype=np.uint8), "W": np.arange(5.0),
-            "m": 1, "sums": np.zeros(2), "n": np.zeros(1, dtype=np.int64)}
+            "m": 1, "method": 1, "sums": np.zeros(2), "n": np.zeros(1, dtype=np.int64)}
     return list({**args, **change}.values())
 
 
@@ -229,14 +229,22 @@ def interleave_args(**change):
     ({"docs": np.array([0, 1, 2, 1], dtype=np.int32)}, TypeError),
     ({"W": np.arange(5, dtype=np.float32)}, TypeError),
     ({"sums": np.zeros(2)[::-1]}, ValueError),  # not contiguous
+    ({"method": 2}, ValueError),  # 0 balanced, 1 team draft
+    ({"method": -1}, ValueError),
 ])
 def test_interleave_checks_its_arguments(change, error):
     args = interleave_args(**change)
     if error is None:
         _kernel.interleave(*args)
-        # a = [0 1], b = [2 1], all relevant, W[k] = k. a first: 0(a) 2(b) 1(a), signs + 0 +;
-        # b first: 2(b) 0(a) 1(b), signs - 0 -. N = 3.
+        # a = [0 1], b = [2 1], all relevant, W[k] = k. Team draft, a first: 0(a) 2(b) 1(a),
+        # signs + 0 +; b first: 2(b) 0(a) 1(b), signs - 0 -. N = 3.
         assert args[-1].tolist() == [3] and args[-2].tolist() == [2.0, -2.0]
+        # Balanced, a first: 0 2 1 (b's 1 is placed). The last click and Eq. 2's cutoff k:
+        # stop 1: 0, k = 1: h_a = 1, h_b = 0 (+); stop 2: 2, k = 1 (b's rank): 1 vs 1 (0);
+        # stop 3: 1, k = 2: 2 vs 2 (0). b first: 2 0 1: - 0 0. Sums 1 and -1.
+        args = interleave_args(method=0)
+        _kernel.interleave(*args)
+        assert args[-1].tolist() == [3] and args[-2].tolist() == [1.0, -1.0]
     else:
         with pytest.raises(error):
             _kernel.interleave(*args)
@@ -267,10 +275,12 @@ def test_interleave_wrapper_refuses_what_it_would_have_to_cast():
 
 @settings(max_examples=400, deadline=None)
 @given(st.data(), st.integers(1, 3), st.integers(0, 3),
-       st.sampled_from(["none", "code", "bound", "pair", "W", "relevant"]), st.integers(-2, 9))
-def test_interleave_raises_or_counts(data, n_runs, nq, corrupt, value):
+       st.sampled_from(["none", "code", "bound", "pair", "W", "relevant"]), st.integers(-2, 9),
+       st.sampled_from([0, 1]))
+def test_interleave_raises_or_counts(data, n_runs, nq, corrupt, value, method):
     """Valid rankings with at most one argument corrupted: a Python error (never for valid
-    ones), or else N = |A ∪ B| and |Σ_k sgn| <= N for every pair and query."""
+    ones), or else N = |A ∪ B| and |Σ_k sgn| <= N for every pair and query, for both
+    methods."""
     ranking = st.lists(st.integers(0, 6), max_size=5, unique=True)
     runs = [[data.draw(ranking) for _ in range(nq)] for _ in range(n_runs)]
     docs = [c for run in runs for r in run for c in r]
@@ -295,7 +305,7 @@ def test_interleave_raises_or_counts(data, n_runs, nq, corrupt, value):
     try:
         _kernel.interleave(np.array(docs, dtype=np.int64), np.array(bounds, dtype=np.int64), nq,
                            np.array(pairs, dtype=np.int64), np.ones(n_codes, dtype=np.uint8),
-                           np.arange(float(max(n_w, 0))), 1, sums, n)
+                           np.arange(float(max(n_w, 0))), 1, method, sums, n)
     except (ValueError, IndexError):
         assert corrupt != "none"
         return

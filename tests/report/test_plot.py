@@ -201,10 +201,40 @@ def test_meta_plot_draws_every_analysis(tmp_path, monkeypatch):
               "--judged-fractions", "0.5", "--judged-samples", "2", "--plot", tmp_path / "m.png",
               DEMO / "qrels", *RUNS)
     assert res.code == 0, res.err
-    assert titles[:4] == ["Robustness: queries kept",
+    assert titles[:5] == ["Robustness: queries kept",
                           "Robustness: fraction of relevant judgments kept",
-                          "Discriminative power", "Agreement of the orderings (Kendall's tau)"]
+                          "Discriminative power", "Agreement of the orderings (Kendall's tau)",
+                          "Distribution of differences over all run pairs (paper Fig. 2)"]
     # one scatter per (preference measure, metric), 25 queries x 15 pairs of the 6 runs; its
     # share of same signs is agreement_sign
     sign = parse_lines(res.out)[("agreement_sign", "all", "rpp", "map")]
-    assert titles[4:] == [f"rpp against map: same sign on {sign:.0%} of 375 points"]
+    assert titles[5:] == [f"rpp against map: same sign on {sign:.0%} of 375 points"]
+
+
+def test_meta_plot_fig_2_is_the_ecdf_of_every_pairs_per_query_differences(tmp_path,
+                                                                            monkeypatch):
+    """The paper's Fig. 2 panel: per measure, the ECDF of its per-query differences over every
+    ordered pair of runs (RPP(a, b); ndcg(a) − ndcg(b)), 25 queries x 30 ordered pairs of the
+    6 demo runs, equal to what ``rpp eval -q`` prints; asl's differences leave [−1, 1] and
+    are not drawn."""
+    axes = []
+    monkeypatch.setattr(plot, "_save", lambda fig, path: axes.extend(
+        ax for ax in fig.axes if "Fig. 2" in ax.get_title()))
+    measures = ("-m", "rpp", "-m", "ndcg", "-m", "asl")
+    res = rpp("meta", "--analysis", "agreement", *measures, "--plot", tmp_path / "m.png",
+              DEMO / "qrels", *RUNS)
+    assert res.code == 0, res.err
+    (ax,) = axes
+    lines = {ln.get_label(): ln for ln in ax.get_lines() if not ln.get_label().startswith("_")}
+    assert list(lines) == ["rpp", "ndcg"]
+    ev = parse_lines(rpp("eval", "-q", "-n", "--precision", "17", *measures, DEMO / "qrels",
+                         *RUNS).out)
+    names = [r.name for r in RUNS]
+    want = {"rpp": [v for k, v in ev.items() if k[0] == "rpp"],
+            "ndcg": [ev["ndcg", k[1], a] - ev["ndcg", k[1], b] for k in ev if k[0] == "ndcg"
+                     for a in names for b in names if a != b and k[2] == a]}
+    for measure, values in want.items():
+        assert len(values) == 25 * 30
+        x, y = lines[measure].get_xdata(), lines[measure].get_ydata()
+        assert x == pytest.approx(sorted(values), abs=1e-12)
+        assert y.tolist() == pytest.approx([k / 750 for k in range(1, 751)])
