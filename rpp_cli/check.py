@@ -88,8 +88,10 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
                              "values (e.g. map, P.10)")
     wanted = list({m.name: m for m in tested + [f[0] for f in drop_measures]}.values())
     ctx = evaluate_runs(qrels_path, [baseline, *candidates], wanted, options, False, notes)
-    names = testable(ctx, tested, notes)
     coll = ctx.collection
+    _refuse_blind_gates(coll.judged.grade, tested, [f[0] for f in drop_measures],
+                        [name for name, _ in max_drops])
+    names = testable(ctx, tested, notes)
     floor = smallest_p(test, len(coll.qids), permutations)
     if floor >= alpha:
         why = (f"with {len(coll.qids)} queries and {permutations} permutations the smallest "
@@ -122,6 +124,21 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
             verdicts.append(Verdict(cand, out, drop <= delta,
                                     f"drop {drop:+.4f} (allowed {delta:g})"))
     return results, verdicts
+
+
+def _refuse_blind_gates(grades: np.ndarray, tested: list, dropped: list,
+                        drop_names: list[str]) -> None:
+    """A gate on a measure with its own relevance level (``P(rel=2)@5``) that no judgment
+    reaches could not fail: the measure is 0 for every run and query whatever they rank."""
+    top = float(np.nanmax(grades, initial=-np.inf))
+    gates = [(m, f"-m '{m.name}'") for m in tested]
+    gates += [(m, f"--max-drop '{name}'") for m, name in zip(dropped, drop_names)]
+    for m, gate in gates:
+        level = m.options.get("level")
+        if level is not None and not top >= level:
+            raise InputError(f"{gate}: no judgment has a grade >= {level} (the largest is "
+                             f"{top:g}), so the measure is 0 for every run and the gate "
+                             "could not fail")
 
 
 def _pair(values: np.ndarray, c: int) -> np.ndarray:

@@ -94,10 +94,15 @@ def measure(coll: Collection, measures: list[Measure], per_query: bool,
 
 def run_eval(qrels_path: str | None, run_paths: list[str], measure_names: list[str] | None,
              options: Options, per_query: bool, notes: list[str]) -> Context:
-    """``rpp eval``: every selected measure for every run (and pair of runs)."""
-    return evaluate_runs(qrels_path, run_paths,
-                         resolve(default_measures(measure_names, options.subtopics)), options,
-                         per_query, notes)
+    """``rpp eval``: every selected measure for every run (and pair of runs). A preference
+    measure named with ``-m`` needs two runs (one run: an error, never a silent omission);
+    the default set drops them with a note."""
+    measures = resolve(default_measures(measure_names, options.subtopics))
+    pairwise = [m.name for m in measures if m.kind == PREFERENCE]
+    if measure_names and pairwise and len(run_paths) < 2:
+        raise InputError(f"measure '{pairwise[0]}' compares runs: it needs two or more runs "
+                         "(one given)")
+    return evaluate_runs(qrels_path, run_paths, measures, options, per_query, notes)
 
 
 def default_measures(measure_names: list[str] | None, subtopics: str | None) -> list[str]:

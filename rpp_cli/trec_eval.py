@@ -13,13 +13,13 @@ import numpy as np
 from .errors import InputError
 from .core import Dictionary, nested_dicts, rank_rows
 from .io.qrels import sort_qids, to_text
-from .io.trec_eval import Judgments, Retrieved, read_judgments, read_retrieved
+from .io.trec_eval import (EXIT_CANNOT_CALCULATE, Judgments, Retrieved, read_judgments,
+                           read_retrieved)
 from .measures import trec
 from .results import ALL, Results
 
 # trec_eval's documented exit codes (bad files and parameters: 2, InputError's default)
 EXIT_USAGE = 1
-EXIT_CANNOT_CALCULATE = 4
 EXIT_NO_QUERIES = 7
 
 # trec_eval measures that read preference judgments (-R prefs / qrels_jg), not qrels
@@ -81,9 +81,9 @@ def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions) -> Trec
     for req in requests:
         trec.validate(req)
     ranked = rank(judgments, retrieved, opts.max_retrieved, qrels_path, run_path)
-    qrels, run = pytrec_eval_input(ranked)
+    qrels, run, compaction = pytrec_eval_input(ranked)
     per_query = trec.evaluate(qrels, run, requests, opts.level, opts.judged_only,
-                              opts.num_docs_in_coll)
+                              opts.num_docs_in_coll, compaction)
     n_complete = len(judgments.qids) if opts.complete else None
     num_rel_all = int(np.count_nonzero(judgments.grade > 0))  # -c's num_rel: every qrels line
     return tabulate(requests, ranked, per_query, opts, retrieved.runid, n_complete, num_rel_all)
@@ -177,16 +177,17 @@ def _check_grades(evaluated: list[str], query: np.ndarray, grade: np.ndarray,
 
 
 def pytrec_eval_input(ranked: Ranked) -> tuple[dict[str, dict[str, int]],
-                                                dict[str, dict[str, float]]]:
+                                                dict[str, dict[str, float]], trec.Compaction]:
     """Judgments and kept rankings as pytrec_eval wants them: queries named by index, docnos
-    by their exact code, and each ranking given in trec_eval's order as scores -1, -2, ...
-    (the same rankings and equalities whatever bytes the ids hold)."""
+    by their exact code, grades as compact levels, and each ranking given in trec_eval's order
+    as scores -1, -2, ... (the same rankings and equalities whatever bytes the ids hold)."""
     names = [str(c) for c in range(len(ranked.docs))]
     qids = [str(q) for q in range(len(ranked.qids))]
     scores = trec.position_scores(trec.checked_depth(ranked.bounds))
+    compaction = trec.Compaction.of(ranked.judged_grade)
     return (nested_dicts(qids, ranked.judged_bounds, names, ranked.judged_doc,
-                         ranked.judged_grade.tolist(), True),
-            nested_dicts(qids, ranked.bounds, names, ranked.doc, scores))
+                         compaction.levels(ranked.judged_grade).tolist(), True),
+            nested_dicts(qids, ranked.bounds, names, ranked.doc, scores), compaction)
 
 
 def relstrings(ranked: Ranked, length: int | float, judged_only: bool) -> list[str]:

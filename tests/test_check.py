@@ -169,3 +169,33 @@ def test_markdown_verdicts_and_the_github_step_summary(tmp_path, monkeypatch):
     assert lines[4].startswith("| `bm25` | rpp | **FAIL** | effect -0.")
     assert lines[5].startswith("| `bm25` | map | **FAIL** | drop +0.")
     assert summary.read_text() == "earlier step\n" + res.out + "\n"
+
+
+@pytest.fixture
+def binary_qrels(tmp_path):
+    """The demo qrels with every relevant grade made 1 (binary judgments)."""
+    path = tmp_path / "binary.qrels"
+    path.write_text("".join(" ".join(f[:3] + ["1" if float(f[3]) > 0 else f[3]]) + "\n"
+                            for f in (line.split() for line in QRELS.read_text().splitlines())))
+    return path
+
+
+@pytest.mark.parametrize("args,gate", [
+    (["-m", "P(rel=2)@5"], "-m 'P(rel=2)@5'"),
+    (["--max-drop", "P(rel=2)@5=0"], "--max-drop 'P(rel=2)@5'"),
+    (["-m", "map", "--max-drop", "nDCG(rel=3)@10=0.01"], "--max-drop 'nDCG(rel=3)@10'"),
+])
+def test_a_gate_no_judgment_reaches_is_refused(binary_qrels, args, gate):
+    """On binary qrels P(rel=2)@5 is 0 for every run and query: the gate PASSed bm25 against
+    monot5, worse on every measure. Refused (exit 2), as `-l 2` is (no relevant item)."""
+    res = rpp("check", binary_qrels, "--baseline", BEST, WORST, *args)
+    assert (res.code, res.out) == (2, "")
+    assert res.err == (f"rpp: {gate}: no judgment has a grade >= {gate.split('=')[1][0]} (the "
+                       "largest is 1), so the measure is 0 for every run and the gate could "
+                       "not fail\n")
+    level = rpp("check", binary_qrels, "--baseline", BEST, WORST, "-l", "2")
+    assert level.code == 2 and "no query has a relevant item at level 2" in level.err
+    # a level the judgments reach gates as usual: bm25 fails
+    reached = rpp("check", binary_qrels, "--baseline", BEST, WORST, "-m", "P(rel=1)@5",
+                  "--max-drop", "P(rel=1)@5=0")
+    assert reached.code == 1 and "FAIL\tbm25\tP(rel=1)@5" in reached.err

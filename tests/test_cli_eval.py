@@ -5,6 +5,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import DEMO, PAPER, ROOT, rpp, write_qrels, write_run
 
 RUNS = sorted((DEMO / "runs").iterdir())
@@ -49,6 +51,19 @@ def test_one_run_gives_baselines_and_a_note():
     assert "preferences need two runs" in res.err
     assert {line.split("\t")[0].strip() for line in res.out.splitlines()} == {
         "map", "ndcg", "recip_rank", "P_10", "asl"}
+
+
+@pytest.mark.parametrize("measures,named", [(["rpp"], "rpp"), (["map", "st-rpp"], "st-rpp"),
+                                            (["lexiprecision", "rpp"], "lexiprecision")])
+def test_a_preference_asked_of_one_run_is_an_error(measures, named):
+    """`rpp eval -m rpp QRELS ONE.run` printed nothing with exit 0 (compare, meta and levels
+    exit 2): a measure named with -m is printed or refused, never dropped; only the default
+    set leaves preferences out with a note (above)."""
+    args = [a for m in measures for a in ("-m", m)]
+    res = rpp("eval", *args, PAPER / "qrels", PAPER / "run.X")
+    assert (res.code, res.out) == (2, "")
+    assert res.err == f"rpp: measure '{named}' compares runs: it needs two or more runs " \
+                      "(one given)\n"
 
 
 def test_measures_lists_the_registry():

@@ -71,9 +71,16 @@ def test_unknown_names_are_usage_errors_for_trec_eval_only() -> None:
 
 
 @pytest.mark.parametrize("text,value", [("5", 5.0), (".25", 0.25), ("5x", 5.0), ("abc", 0.0),
-                                        ("", 0.0), ("-1e2z", -100.0), ("20.5", 20.5)])
+                                        ("", 0.0), ("-1e2z", -100.0), ("20.5", 20.5),
+                                        ("1e400", math.inf), ("-Infinity", -math.inf),
+                                        ("INF,", math.inf)])
 def test_c_atof(text: str, value: float) -> None:
     assert c_atof(text) == value
+
+
+def test_c_atof_reads_nan_as_c_does() -> None:
+    """atof("nan") is NaN in C: a parameter reading as NaN is then refused, not taken as 0."""
+    assert math.isnan(c_atof("nan")) and math.isnan(c_atof("-NaN(1)"))
 
 
 # -- aggregation and formats ----------------------------------------------------------------
@@ -190,7 +197,7 @@ def test_ranking_is_trec_evals_sort(run_rows, qrels_rows, max_retrieved) -> None
         judged = dict(zip((x.decode() for x in ranked.docs.strings(ranked.judged_doc[lo:hi])),
                           ranked.judged_grade[lo:hi].tolist()))
         assert judged == {d: g for (qq, d), g in grades.items() if qq == q}
-    qrels, run = pytrec_eval_input(ranked)
+    qrels, run, _ = pytrec_eval_input(ranked)
     for i in range(len(ranked.qids)):  # the ranking by position, judged docs by code
         keys, values = list(run[str(i)]), list(run[str(i)].values())
         assert keys == [str(c) for c in ranked.doc[ranked.bounds[i]:ranked.bounds[i + 1]]]

@@ -13,6 +13,9 @@ from ..core import Column, Dictionary, Table, first_seen, split
 from ..errors import InputError
 
 QRELS_FORMAT = "qrels: qid iter docno grade"
+# contract §1: a grade is a number within a 32-bit signed integer's range (trec_eval's measures
+# read its integer part; larger ones made pytrec_eval allocate a buffer per level up to it).
+GRADE_MIN, GRADE_MAX = -(1 << 31), (1 << 31) - 1
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,19 @@ def sort_qids(qids) -> list[str]:
     return sorted(qids, key=lambda q: q.encode("utf-8", "surrogateescape"))
 
 
+def read_grades(table: Table, exit_code: int = 2) -> np.ndarray:
+    """Field 3 of ``table`` as float64 grades; the first grade that is not a finite number or
+    lies outside [GRADE_MIN, GRADE_MAX] is an InputError naming its line."""
+    grades = table.floats(3, "grade")
+    bad = np.flatnonzero((grades < GRADE_MIN) | (grades > GRADE_MAX))
+    if len(bad):
+        row = int(bad[0])
+        raise InputError(f"grade '{table.column(3).text(row)}' is out of range (grades are "
+                         f"numbers from {GRADE_MIN} to {GRADE_MAX})", table.path,
+                         table.line(row), exit_code=exit_code)
+    return grades
+
+
 def judgments(table: Table, grades: np.ndarray) -> tuple[Qrels, np.ndarray]:
     """Distinct (field 0, field 2) pairs of ``table`` with the largest of their ``grades``,
     and the judgment of each row."""
@@ -64,7 +80,7 @@ def judgments(table: Table, grades: np.ndarray) -> tuple[Qrels, np.ndarray]:
 def read_qrels(path: str) -> Qrels:
     """Read a trec_eval qrels file (plain, gzip or ``-``); bad lines raise InputError."""
     table = split(path, (0, 2, 3), (4,), QRELS_FORMAT)
-    return judgments(table, table.floats(3, "grade"))[0]
+    return judgments(table, read_grades(table))[0]
 
 
 SUBTOPIC_FORMAT = "subtopic qrels: qid subtopic docno grade"
@@ -93,7 +109,7 @@ def read_subtopic_qrels(path: str) -> SubtopicQrels:
 
     Only the relevant lines (a few per judged item) become Python objects."""
     table = split(path, (0, 1, 2, 3), (4,), SUBTOPIC_FORMAT)
-    grades = table.floats(3, "grade")
+    grades = read_grades(table)
     overall, code = judgments(table, grades)
     sub = table.column(1)
     no_sub = np.zeros(len(table), dtype=bool)

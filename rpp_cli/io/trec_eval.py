@@ -9,9 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import Column, Dictionary, Table, split
-from .qrels import QRELS_FORMAT, to_text
+from .qrels import QRELS_FORMAT, read_grades, to_text
 
 RUN_FORMAT = "run: qid Q0 docno rank score runid"
+EXIT_CANNOT_CALCULATE = 4  # trec_eval's status when a measure cannot be calculated
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,10 @@ def _lines(table: Table) -> tuple[list[str], np.ndarray]:
 
 
 def read_judgments(path: str) -> Judgments:
-    """A qrels file (plain, gzip or ``-``); grades truncate towards zero (1.7 -> 1)."""
+    """A qrels file (plain, gzip or ``-``); grades truncate towards zero (1.7 -> 1). A grade
+    out of range stops it with trec_eval's status for a grade it cannot calculate with."""
     table = split(path, (0, 2, 3), (4,), QRELS_FORMAT)
-    grade = np.trunc(table.floats(3, "grade")).astype(np.int64)
+    grade = np.trunc(read_grades(table, EXIT_CANNOT_CALCULATE)).astype(np.int64)
     return Judgments(table, *_lines(table), table.column(2), grade)
 
 

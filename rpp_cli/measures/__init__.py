@@ -93,7 +93,11 @@ def resolve(names: list[str] | None) -> list[Measure]:
             slots.append((pos, PARAMETRIC[base](name, param)))
         elif ir_measures.is_alias(name):
             spec, rel = ir_measures.translate(name)
-            for req in trec.parse([spec]):
+            try:
+                requests = trec.parse([spec])
+            except InputError as err:  # named as the user wrote it
+                raise InputError(err.message.replace(f"'{spec}'", f"'{name}'")) from None
+            for req in requests:
                 slots.append((pos, Measure(name, METRIC, "trec",
                                            f"ir_measures' name for trec_eval's {spec}", trec=req,
                                            options={"shown_as": name, "level": rel})))

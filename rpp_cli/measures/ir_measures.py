@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ..errors import InputError
+from ..io.qrels import GRADE_MAX
 
 # ir_measures name -> (trec_eval measure, its cutoff parameter is the @k)
 ALIASES = {
@@ -44,6 +45,8 @@ def translate(name: str) -> tuple[str, int | None]:
         if cut is None:
             raise InputError(f"measure '{name}': {m['name']} takes no cutoff in trec_eval")
         spec = f"{cut}.{m['cut']}"
+    if m["rel"] is not None and not 1 <= int(m["rel"]) <= GRADE_MAX:
+        raise InputError(f"measure '{name}': rel= takes a relevance level from 1 to {GRADE_MAX}")
     return spec, None if m["rel"] is None else int(m["rel"])
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..core import nested_dicts
 from ..progress import progress
 from ..errors import InputError
+from ..io.qrels import GRADE_MAX, GRADE_MIN
 
 # trec_eval's internal measure order (te_trec_measures), which is also the output order.
 ORDER = (
@@ -155,22 +156,37 @@ def _atol(text: str) -> int:
 
 
 def c_atof(text: str) -> float:
-    """C's atof: the longest leading float prefix, 0.0 when there is none."""
-    m = re.match(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)", text)
+    """C's atof: the longest leading float prefix (``inf``, ``nan`` too), 0.0 when none."""
+    m = re.match(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|nan)", text,
+                 re.IGNORECASE)
     return float(m.group()) if m else 0.0
+
+
+# trec_eval sorts cutoffs by their difference taken as a C int, and multiplies float cutoffs
+# by R into a C long: parameters beyond these bounds garble its order, names or values.
+C_INT_MAX = (1 << 31) - 1
 
 
 def _long_cutoffs(req: TrecRequest) -> list[int]:
     cuts = sorted(_atol(p) for p in req.params.split(","))
-    if cuts[0] <= 0:
-        raise InputError(f"measure '{req.spec}': cutoffs must be positive integers")
+    if cuts[0] <= 0 or cuts[-1] > C_INT_MAX:
+        raise InputError(f"measure '{req.spec}': cutoffs must be positive integers up to "
+                         f"{C_INT_MAX}")
     if len(set(cuts)) != len(cuts):
         raise InputError(f"measure '{req.spec}': duplicate cutoffs")
     return cuts
 
 
+def _finite(req: TrecRequest, values: list[float], bound: float = math.inf) -> list[float]:
+    """``values`` of ``req``'s parameters, each finite and at most ``bound`` in magnitude."""
+    if not all(math.isfinite(v) and abs(v) <= bound for v in values):
+        limit = "" if bound == math.inf else f" of magnitude at most {int(bound)}"
+        raise InputError(f"measure '{req.spec}': parameters must be finite numbers{limit}")
+    return values
+
+
 def _float_cutoffs(req: TrecRequest) -> list[float]:
-    cuts = sorted(c_atof(p) for p in req.params.split(","))
+    cuts = sorted(_finite(req, [c_atof(p) for p in req.params.split(",")], C_INT_MAX))
     if len(set(cuts)) != len(cuts):
         raise InputError(f"measure '{req.spec}': duplicate cutoffs")
     return cuts
@@ -195,15 +211,79 @@ def validate(req: TrecRequest) -> None:
     elif req.base in PAIR_PARAMS:
         if not _PAIRS.fullmatch(req.params):
             raise InputError(f"measure '{req.spec}': parameters must be level=gain pairs")
+        pairs = [p.split("=") for p in req.params.split(",")]
+        if not all(GRADE_MIN <= _atol(level) <= GRADE_MAX for level, _ in pairs):
+            raise InputError(f"measure '{req.spec}': levels must be grades, integers from "
+                             f"{GRADE_MIN} to {GRADE_MAX}")
+        _finite(req, [c_atof(gain) for _, gain in pairs])
     elif req.base == "utility" and len(req.params.split(",")) != 4:
         # trec_eval fails at calc time; pytrec_eval would print 0.0
         raise InputError(f"measure '{req.spec}': needs exactly 4 coefficients")
     elif req.base not in FLOAT_PARAMS:
         raise InputError(f"measure '{req.base}' takes no parameters (got '{req.spec}')")
+    else:
+        _finite(req, [c_atof(p) for p in req.params.split(",")])
 
 
 # trec_eval's get_param_pairs: ``name=value`` items, no empty item, no second '=' in one.
 _PAIRS = re.compile(r"[^,=]*=[^,=]*(,[^,=]*=[^,=]*)*")
+
+
+# trec_eval sizes a table per query by its largest grade, and ndcg's gain set-up is quadratic
+# in it: grades up to here reach it as themselves, larger ones as the next free levels.
+COMPACT_ABOVE = 255
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """How judgments reach trec_eval at a cost set by the number of distinct grades, not their
+    size: grade ``high[i]`` (the distinct grades above COMPACT_ABOVE, ascending) becomes level
+    ``COMPACT_ABOVE + 1 + i``, smaller grades stay themselves. Order is kept, so every relevance
+    level maps to one; gains (ndcg, ndcg_rel, Rndcg, G) are given for the moved levels as
+    ``level=grade`` pairs, so every measure's value is unchanged."""
+
+    high: np.ndarray
+
+    @classmethod
+    def of(cls, grades: np.ndarray) -> "Compaction":
+        """The compaction for these (integer) grades."""
+        return cls(np.unique(grades[grades > COMPACT_ABOVE]))
+
+    def levels(self, grades: np.ndarray) -> np.ndarray:
+        """The level trec_eval is given for each grade (int64)."""
+        moved = grades > COMPACT_ABOVE
+        return np.where(moved, COMPACT_ABOVE + 1 + np.searchsorted(self.high, grades), grades)
+
+    def relevance_level(self, level: int) -> int:
+        """trec_eval's ``-l`` for the levels: the level of the least grade >= ``level``."""
+        if level <= COMPACT_ABOVE:
+            return level
+        return COMPACT_ABOVE + 1 + int(np.searchsorted(self.high, level))
+
+    def request(self, req: TrecRequest) -> TrecRequest:
+        """``req`` as trec_eval must be asked for it on the levels."""
+        if not len(self.high):
+            return req
+        if req.base == "ndcg_cut":
+            raise InputError(f"measure '{req.spec}' takes each grade as its gain and the qrels "
+                             f"have grades above {COMPACT_ABOVE} (up to {int(self.high[-1])}): "
+                             "use ndcg with level=gain pairs, or smaller grades")
+        if req.base not in PAIR_PARAMS:
+            return req
+        given = [] if req.params is None else [p.split("=") for p in req.params.split(",")]
+        pairs, covered, high = [], set(), set(self.high.tolist())
+        for level, gain in given:  # trec_eval reads a pair's level with atol
+            grade = _atol(level)
+            if grade <= COMPACT_ABOVE:
+                pairs.append(f"{level}={gain}")
+            elif grade in high:
+                pairs.append(f"{self.relevance_level(grade)}={gain}")
+                covered.add(grade)
+        pairs += [f"{self.relevance_level(g)}={g}" for g in self.high.tolist() if g not in covered]
+        return TrecRequest(req.base, ",".join(pairs))
+
+
+NO_COMPACTION = Compaction(np.zeros(0, dtype=np.int64))
 
 
 class Evaluator:
@@ -211,16 +291,23 @@ class Evaluator:
 
     Values are keyed by trec_eval's printed measure names. ``num_docs_in_coll`` is trec_eval's
     ``-N`` (only utility's 4th coefficient reads it); pytrec_eval has no such setting, so
-    utility is then recomputed from its counts. pytrec_eval holds the GIL throughout, so
-    one evaluator serves every thread.
+    utility is then recomputed from its counts. ``compaction`` says how the qrels' grades were
+    made levels (:class:`Compaction`). pytrec_eval holds the GIL throughout, so one evaluator
+    serves every thread.
+
+    Level=gain pairs (ndcg.1=3,2=9) are usable once per pytrec_eval evaluator: trec_eval's
+    get_param_pairs overwrites each '=' and ',' of the parameter text with NUL, and pytrec_eval
+    restores only the commas, so a second evaluation reads malformed pairs, trec_eval fails and
+    pytrec_eval goes on with freed parameters (a segfault). Such measures get a fresh
+    pytrec_eval evaluator for every run.
     """
 
     def __init__(self, qrels: dict[str, dict[str, int]], requests: list[TrecRequest],
-                 level: int = 1, judged_only: bool = False, num_docs_in_coll: int = 0) -> None:
-        import pytrec_eval_ext
-
+                 level: int = 1, judged_only: bool = False, num_docs_in_coll: int = 0,
+                 compaction: Compaction = NO_COMPACTION) -> None:
         self.numeric = [r for r in requests if r.base not in TEXT_MEASURES]
-        specs = {r.spec for r in self.numeric}
+        asked = [compaction.request(r) for r in self.numeric]
+        specs = {r.spec for r in asked}
         self.utility = next((r for r in self.numeric if r.base == "utility"), None)
         self.num_docs_in_coll = num_docs_in_coll
         if self.utility is not None and num_docs_in_coll:
@@ -229,13 +316,24 @@ class Evaluator:
                         and (r.base in FLOAT_PARAMS or r.base in PAIR_PARAMS)}
         judged = {q: d for q, d in qrels.items() if d}
         judged[_PRIMER] = {_PRIMER: 0}
-        self._evaluator = pytrec_eval_ext.RelevanceEvaluator(judged, specs, level, judged_only) \
-            if self.numeric else None
+        self._setup = (judged, specs, compaction.relevance_level(level), judged_only)
+        self._single_use = any(r.base in PAIR_PARAMS and r.params is not None for r in asked)
+        self._spent = False  # its gain pairs were read: the next run needs a fresh one
+        self._evaluator = self._pytrec_eval() if self.numeric else None
+
+    def _pytrec_eval(self):
+        """A pytrec_eval evaluator for the qrels and measures."""
+        import pytrec_eval_ext
+
+        return pytrec_eval_ext.RelevanceEvaluator(*self._setup)
 
     def evaluate(self, run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
         """Per-query values of one run (queries with an empty ranking are left out)."""
         if self._evaluator is None:
             return {q: {} for q in run}
+        if self._spent:
+            self._evaluator = self._pytrec_eval()
+        self._spent = self._single_use and bool(run)
         raw = self._evaluator.evaluate({_PRIMER: {_PRIMER: 0.0}, **run}) if run else {}
         raw.pop(_PRIMER, None)
         if self.renamed:
@@ -250,9 +348,11 @@ class Evaluator:
 
 def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
              requests: list[TrecRequest], level: int = 1, judged_only: bool = False,
-             num_docs_in_coll: int = 0) -> dict[str, dict[str, float]]:
+             num_docs_in_coll: int = 0, compaction: Compaction = NO_COMPACTION
+             ) -> dict[str, dict[str, float]]:
     """Per-query values of one run (see :class:`Evaluator`)."""
-    return Evaluator(qrels, requests, level, judged_only, num_docs_in_coll).evaluate(run)
+    return Evaluator(qrels, requests, level, judged_only, num_docs_in_coll,
+                     compaction).evaluate(run)
 
 
 # trec_eval's buffers grow on demand (te_chk_and_malloc) and a first request of size 0 fails:
@@ -322,8 +422,10 @@ class Bridge:
         self.qids = [str(q) for q in range(len(judged.qids))]
         by_query = known[np.argsort(judged.query[known], kind="stable")]
         bounds = np.searchsorted(judged.query[by_query], np.arange(len(self.qids) + 1))
-        grades = np.trunc(judged.grade[by_query]).astype(np.int64).tolist()  # trec_eval's atol
-        self.qrels = nested_dicts(self.qids, bounds, self.names, by_query, grades, True)
+        grades = np.trunc(judged.grade[by_query]).astype(np.int64)  # trec_eval's atol
+        self.compaction = Compaction.of(grades)
+        self.qrels = nested_dicts(self.qids, bounds, self.names, by_query,
+                                  self.compaction.levels(grades).tolist(), True)
 
     def run(self, rows) -> dict[str, dict[str, float]]:
         """A run's rows as pytrec_eval wants them; every evaluated query present ({} = empty)."""
@@ -345,7 +447,8 @@ def evaluate_runs(judged, runs: list, requests: list[TrecRequest], level: float 
     threads would not help)."""
     names = [n for req in requests for n in req.output_names()]
     bridge = Bridge(judged)
-    evaluator = Evaluator(bridge.qrels, requests, 1 if level is None else max(1, math.ceil(level)))
+    evaluator = Evaluator(bridge.qrels, requests, 1 if level is None else max(1, math.ceil(level)),
+                          compaction=bridge.compaction)
     values = [_values(evaluator.evaluate(bridge.run(runs[r])), bridge.qids, names)
               for r in progress(range(len(runs)), "trec_eval measures")]
     return names, values
