@@ -96,7 +96,7 @@ def test_one_run_and_untestable_measures_say_what_to_do(tmp_path):
     q = write_qrels(tmp_path / "q", [("1", "a", 1), ("2", "b", 1)])
     a = write_run(tmp_path / "a", {"1": ["a"], "2": ["x", "b"]}, "a")
     b = write_run(tmp_path / "b", {"1": ["x", "a"], "2": ["b"]}, "b")
-    assert notes(rpp("eval", "-m", "rpp", "-m", "map", q, a).err) == [
+    assert notes(rpp("eval", q, a).err) == [  # the default measures: preferences left out
         "rpp: note: preferences need two runs: only per-run measures computed (give two or "
         "more RUN files for them)"]
     assert notes(rpp("compare", "-m", "gm_map", "-m", "map", q, a, b).err) == [
