@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from .core.table import remember
+from .engine import session
 from .errors import InputError
 from .evaluate import Options, run_eval
 from .io.runs import NAME_SOURCES
@@ -98,11 +99,11 @@ def evaluate(qrels, runs, measures: Sequence[str] | None = None, per_query: bool
     an in-memory run by its key (``run<i>`` in a list).
     Notes the command line prints on stderr are appended to ``notes``."""
     paths, given = _run_sources(runs)
-    ctx = run_eval(_qrels_source(qrels), paths, list(measures) if measures else None,
-                   _options(level, corpus_size, dedup, jobs, names or given, subtopics,
-                            max_docs, names_from),
-                   per_query, notes if notes is not None else [])
-    return ctx.results
+    options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
+                       names_from)
+    with session(options.jobs):
+        return run_eval(_qrels_source(qrels), paths, list(measures) if measures else None,
+                        options, per_query, notes if notes is not None else []).results
 
 
 def compare(qrels, runs, measures: Sequence[str] | None = None, *, test: str = "randomization",
@@ -114,10 +115,12 @@ def compare(qrels, runs, measures: Sequence[str] | None = None, *, test: str = "
     """``rpp compare``: the mean effect and p-value of every pair of runs on every measure
     (the input arguments are :func:`evaluate`'s)."""
     paths, given = _run_sources(runs)
-    return run_compare(_qrels_source(qrels), paths, list(measures) if measures else None,
-                       _options(level, corpus_size, dedup, jobs, names or given, subtopics,
-                                max_docs, names_from), test,
-                       correction, permutations, seed, notes if notes is not None else [])
+    options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
+                       names_from)
+    with session(options.jobs):
+        return run_compare(_qrels_source(qrels), paths, list(measures) if measures else None,
+                           options, test, correction, permutations, seed,
+                           notes if notes is not None else [])
 
 
 def meta(qrels, runs, measures: Sequence[str] | None = None, *, options: MetaOptions | None = None,
@@ -129,13 +132,11 @@ def meta(qrels, runs, measures: Sequence[str] | None = None, *, options: MetaOpt
     measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
     paths, given = _run_sources(runs)
     notes = notes if notes is not None else []
-    plan = plan_meta(_qrels_source(qrels), paths, list(measures) if measures else None,
-                     _options(level, corpus_size, dedup, jobs, names or given, subtopics,
-                              max_docs, names_from),
-                     options or MetaOptions(), notes)
-    for job in plan.jobs():
-        job()
-    return plan.results
+    inputs = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
+                      names_from)
+    with session(inputs.jobs):
+        return plan_meta(_qrels_source(qrels), paths, list(measures) if measures else None,
+                         inputs, options or MetaOptions(), notes).run()
 
 
 __all__ = ["evaluate", "compare", "meta", "Results", "MetaOptions", "InputError"]

@@ -14,13 +14,13 @@ from typing import Callable, Iterator
 
 import click
 
-from . import __version__
+from . import __version__, engine
 from .errors import InputError
 from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
 from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
 from .meta import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
-from .progress import progress, show_bars
+from .progress import show_bars
 from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
 from .report import write as write_report
@@ -77,9 +77,12 @@ def input_options(fn):
     """Options every evaluating command shares (relevance level, corpus size, duplicates,
     threads, run names); the command receives them as one ``options: Options``."""
     @functools.wraps(fn)
-    def command(*args, level, corpus_size, dedup, jobs, names, names_from, max_docs, **kwargs):
-        return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names,
-                                          max_docs=max_docs, names_from=names_from), **kwargs)
+    def command(*args, level, corpus_size, dedup, jobs, dask, names, names_from, max_docs,
+                **kwargs):
+        with engine.session(jobs, dask):
+            return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names,
+                                              max_docs=max_docs, names_from=names_from),
+                      **kwargs)
 
     command = click.option("-M", "--max-docs", "max_docs", type=click.IntRange(1, 1 << 40),
                            metavar="K",
@@ -98,9 +101,16 @@ def input_options(fn):
     command = click.option("--corpus-size", type=click.IntRange(1, MAX_CORPUS_SIZE), metavar="N",
                            help="Corpus size n for unretrieved items (default: distinct items "
                                 "in all runs and qrels of the query).")(command)
+    command = click.option("--dask", metavar="ADDRESS",
+                           help="Run the shards of work on a Dask cluster: a scheduler's "
+                                "address (tcp://host:8786) or local[:N] for a LocalCluster "
+                                "of N processes (needs pip install 'rpp-cli[dask]'; see "
+                                "docs/scaling.md). Default: $RPP_DASK, else this machine "
+                                "(-j).")(command)
     command = click.option("-j", "--jobs", type=click.IntRange(1, 256), default=default_jobs(),
                            show_default=True, metavar="N",
-                           help="Threads that read and join runs (default: the cores, at "
+                           help="Threads that read and join runs, and worker processes "
+                                "that evaluate shards of queries (default: the cores, at "
                                 "most 4).")(command)
     command = click.option("-l", "--level", type=float, metavar="L",
                            help="Relevance level: grade >= L is relevant (default: grade > "
@@ -491,8 +501,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
                      replace(options, subtopics=subtopics), opts, notes)
     _notes(notes)
     notes.clear()
-    for job in progress(meta.jobs(), "rpp meta"):
-        job()
+    meta.run()
     _notes(notes)
     if plot_path:
         plot.robustness_curves(meta.results, plot_path, meta.scatter, meta.differences)

@@ -23,14 +23,16 @@ analysis gives the same numbers whichever other analyses or measures are asked f
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from .aggregate import ORDERINGS, query_table, subset_scores, top_runs
 from .collection import Collection
+from .engine import current
 from .errors import InputError
 from .evaluate import Context, Options, default_measures, evaluate_runs, measure
 from .measures import Measure, resolve
@@ -41,7 +43,18 @@ from .stats import (DEFAULT_SEED, adjust, kendall_tau_b, pair_values, significan
 ANALYSES = ("power", "ties", "agreement", "robustness", "predictive")
 JUDGED_POLICIES = ("random", "pool")
 QUERY_FRACTIONS = (0.1, 0.25, 0.5, 0.75)  # default robustness grid, as shares of the queries
-Job = Callable[[], None]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One independent piece of meta's work: ``compute`` is pure (any engine may run it, in
+    another process or on another machine), ``finish`` adds its value's rows in this one."""
+
+    compute: Callable[[], Any]
+    finish: Callable[[Any], None]
+
+    def __call__(self) -> None:
+        self.finish(self.compute())
 
 
 @dataclass(frozen=True)
@@ -188,54 +201,70 @@ class Meta:
     def _power_jobs(self) -> list[Job]:
         shares: dict[str, list[float]] = {"power_ttest": [], "power_hsd": []}
 
+        alpha, permutations = self.opts.alpha, self.opts.permutations
+        run_names = self.ctx.collection.run_names
+
         def one(subject: Subject) -> Job:
-            def job() -> None:
-                alpha = self.opts.alpha
-                p_t = adjust(ttest(pair_values(subject.values)), "bonferroni")
-                p_h = significance(subject.values, "hsd", self.opts.permutations, self._rng(0),
-                                   self.ctx.collection.run_names)
-                shares["power_ttest"].append(float(np.mean(p_t < alpha)))
-                shares["power_hsd"].append(float(np.mean(p_h < alpha)))
+            values, rng = subject.values, self._rng(0)  # what travels to the engine
+
+            def compute() -> tuple[float, float]:
+                p_t = adjust(ttest(pair_values(values)), "bonferroni")
+                p_h = significance(values, "hsd", permutations, rng, run_names)
+                return float(np.mean(p_t < alpha)), float(np.mean(p_h < alpha))
+
+            def finish(value: tuple[float, float]) -> None:
+                shares["power_ttest"].append(value[0])
+                shares["power_hsd"].append(value[1])
                 if len(shares["power_hsd"]) == len(self.measured):
                     for name, values in shares.items():
                         self._add(name, [s.measure for s in self.measured], values)
-            return job
+            return Job(compute, finish)
         return [one(s) for s in self.measured]
 
     def _ties_jobs(self) -> list[Job]:
-        def job() -> None:
-            self._add("ties", [s.measure for s in self.measured],
-                      [tie_share(s.values) for s in self.measured])
-        return [job]
+        values = [s.values for s in self.measured]
+        return [Job(lambda: [tie_share(v) for v in values],
+                    lambda shares: self._add("ties", [s.measure for s in self.measured],
+                                             shares))]
 
     # -- agreement -----------------------------------------------------------------------
     def _agreement_jobs(self) -> list[Job]:
-        def orderings() -> None:
+        full = {s.name: f for s, f in zip(self.subjects, self._full)}
+        named = [(a.name, b.name) for a, b in self._pairs(self.subjects)]
+        diffs = {s.measure: s.values for s in self.measured}
+        measured = [(a.measure, b.measure) for a, b in self._pairs(self.measured)]
+
+        def orderings() -> list[float]:
+            if not named:
+                return []
+            return kendall_tau_b(np.stack([full[a] for a, _ in named]),
+                                 np.stack([full[b] for _, b in named])).tolist()
+
+        def add_orderings(taus: list[float]) -> None:
             pairs = self._pairs(self.subjects)
             if pairs:
-                full = {s.name: f for s, f in zip(self.subjects, self._full)}
-                taus = kendall_tau_b(np.stack([full[a.name] for a, _ in pairs]),
-                                     np.stack([full[b.name] for _, b in pairs]))
-                self._add("agreement_tau", [a.name for a, _ in pairs], taus.tolist(),
+                self._add("agreement_tau", [a.name for a, _ in pairs], taus,
                           [b.name for _, b in pairs])
 
-        def per_query() -> None:
+        def per_query() -> tuple[list[float], list[float]]:
+            x = {name: pair_values(values).ravel() for name, values in diffs.items()}
+            return ([float(np.mean(np.sign(x[a]) == np.sign(x[b]))) for a, b in measured],
+                    [pearson_r(x[a], x[b]) for a, b in measured])
+
+        def add_per_query(value: tuple[list[float], list[float]]) -> None:
             pairs = self._pairs(self.measured)
             if not pairs:
                 return
-            diffs = {s.measure: pair_values(s.values).ravel() for s in self.measured}
-            self.differences.update(diffs)
-            signs, rs = [], []
+            self.differences.update({s.measure: pair_values(s.values).ravel()
+                                     for s in self.measured})
             for a, b in pairs:
-                x, y = diffs[a.measure], diffs[b.measure]
-                signs.append(float(np.mean(np.sign(x) == np.sign(y))))
-                rs.append(pearson_r(x, y))
                 if a.values.ndim == 3 and b.values.ndim == 2:
-                    self.scatter[(a.measure, b.measure)] = (y, x)
+                    self.scatter[(a.measure, b.measure)] = (pair_values(b.values).ravel(),
+                                                            pair_values(a.values).ravel())
             who, others = [a.measure for a, _ in pairs], [b.measure for _, b in pairs]
-            self._add("agreement_sign", who, signs, others)
-            self._add("agreement_r", who, rs, others)
-        return [orderings, per_query]
+            self._add("agreement_sign", who, value[0], others)
+            self._add("agreement_r", who, value[1], others)
+        return [Job(orderings, add_orderings), Job(per_query, add_per_query)]
 
     # -- robustness ----------------------------------------------------------------------
     def query_counts(self) -> tuple[int, ...]:
@@ -250,13 +279,17 @@ class Meta:
         return tuple(sorted(set(self.opts.query_counts)))
 
     def _robustness_jobs(self) -> list[Job]:
+        studied, samples, n_queries = list(zip(self.subjects, self._full)), self.opts.samples, \
+            self.n_queries
+
         def by_queries(k: int) -> Job:
-            def job() -> None:
-                (w,) = random_subsets(self._rng(2, k), self.opts.samples, self.n_queries, (k,))
-                self._add(f"robust_queries_{k}", [s.name for s in self.subjects], [
-                    _mean_tau(kendall_tau_b(s.scores(w), full))
-                    for s, full in zip(self.subjects, self._full)])
-            return job
+            rng = self._rng(2, k)
+
+            def compute() -> list[float]:
+                (w,) = random_subsets(rng, samples, n_queries, (k,))
+                return [_mean_tau(kendall_tau_b(s.scores(w), full)) for s, full in studied]
+            return Job(compute, lambda taus: self._add(f"robust_queries_{k}",
+                                                       [s.name for s in self.subjects], taus))
         out = [by_queries(k) for k in self.query_counts()]
         for f in self.opts.judged_fractions:
             out += self._judged_jobs(f)
@@ -268,16 +301,28 @@ class Meta:
         taus: list[list[float]] = [[] for _ in self.subjects]
         name = f"robust_judged_{fraction:.2f}" + ("_pool" if policy == "pool" else "")
 
-        def job() -> None:
-            coll = subsample_judgments(self.ctx.collection, fraction, rng, policy)
-            sub = subjects(measure(coll, self.measures, False, []), self.measures, [],
-                           self.opts.ordering)
-            for i, (s, full) in enumerate(zip(sub, self._full)):
-                taus[i].append(float(kendall_tau_b(s.scores()[0], full)))
-            if len(taus[0]) == self.opts.judged_samples:
-                self._add(name, [s.name for s in self.subjects],
-                          [_mean_tau(np.array(t)) for t in taus])
-        return [job] * self.opts.judged_samples
+        whole, measures, ordering, full = (self.ctx.collection, self.measures,
+                                           self.opts.ordering, self._full)
+
+        def draw(rng: np.random.Generator) -> Job:
+            def compute() -> list[float]:
+                coll = subsample_judgments(whole, fraction, rng, policy)
+                sub = subjects(measure(coll, measures, False, []), measures, [], ordering)
+                return [float(kendall_tau_b(s.scores()[0], f)) for s, f in zip(sub, full)]
+
+            def finish(value: list[float]) -> None:
+                for i, tau in enumerate(value):
+                    taus[i].append(tau)
+                if len(taus[0]) == self.opts.judged_samples:
+                    self._add(name, [s.name for s in self.subjects],
+                              [_mean_tau(np.array(t)) for t in taus])
+            return Job(compute, finish)
+
+        jobs = []
+        for _ in range(self.opts.judged_samples):  # draw k: the stream after k draws
+            jobs.append(draw(copy.deepcopy(rng)))
+            subsample_judgments(self.ctx.collection, fraction, rng, policy)
+        return jobs
 
     # -- predictive power ----------------------------------------------------------------
     def top_runs(self) -> np.ndarray | None:
@@ -296,20 +341,38 @@ class Meta:
         return top
 
     def _predictive_jobs(self) -> list[Job]:
-        def job() -> None:
-            half = self.n_queries // 2
-            runs = self.top_runs()
-            w1, w2 = random_subsets(self._rng(4), self.opts.samples, self.n_queries,
-                                    (half, self.n_queries - half))
-            s1 = {s.name: s.scores(w1, runs) for s in self.subjects}
-            s2 = {s.name: s.scores(w2, runs) for s in self.subjects}
+        runs = self.top_runs()  # here: its note is this process's
+        rng, samples, n_queries, studied = (self._rng(4), self.opts.samples, self.n_queries,
+                                            self.subjects)
+        pairs = [(a.name, b.name) for a, b in self._pairs(studied, same=True)]
+
+        def compute() -> list[float]:
+            half = n_queries // 2
+            w1, w2 = random_subsets(rng, samples, n_queries, (half, n_queries - half))
+            s1 = {s.name: s.scores(w1, runs) for s in studied}
+            s2 = {s.name: s.scores(w2, runs) for s in studied}
+            return [_mean_tau(np.concatenate([kendall_tau_b(s1[a], s2[b]),
+                                              kendall_tau_b(s2[a], s1[b])])) for a, b in pairs]
+
+        def finish(values: list[float]) -> None:
             pairs = self._pairs(self.subjects, same=True)
-            values = [_mean_tau(np.concatenate([kendall_tau_b(s1[a.name], s2[b.name]),
-                                                kendall_tau_b(s2[a.name], s1[b.name])]))
-                      for a, b in pairs]
             self._add("predictive_tau", [a.name for a, _ in pairs], values,
                       [b.name for _, b in pairs])
-        return [job]
+        return [Job(compute, finish)]
+
+    def run(self) -> Results:
+        """Every job, computed by the command's engine (any order, any machine), finished
+        here in output order."""
+        jobs = self.jobs()
+        values = current().imap(_call, [job.compute for job in jobs], "rpp meta")
+        for job, value in zip(jobs, values):  # only ``compute`` (and what it holds) travels
+            job.finish(value)
+        return self.results
+
+
+def _call(compute: Callable[[], Any]) -> Any:
+    """A job's value (the function engines map)."""
+    return compute()
 
 
 def tie_share(values: np.ndarray) -> float:

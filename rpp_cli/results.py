@@ -22,6 +22,7 @@ class Results:
     runs: list[str]
     measures: list[str] = field(default_factory=list)
     _blocks: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+    _sorted: list[bool] = field(default_factory=list)  # block's queries in order, one kind
 
     def add(self, measure: str, q: np.ndarray, r: np.ndarray, value: np.ndarray,
             o: np.ndarray | None = None) -> None:
@@ -32,19 +33,53 @@ class Results:
         n = len(value)
         cols = [np.broadcast_to(np.asarray(x, dtype=np.int64), (n,))
                 for x in (q, r, -1 if o is None else o)]
+        q = cols[0]
         self._blocks.append((np.full(n, m, dtype=np.int64), *cols,
                              np.asarray(value, dtype=np.float64).ravel()))
+        self._sorted.append(bool(n == 0 or q.strides == (0,) or ((q[1:] >= q[:-1]).all()
+                                                      and (q[0] >= 0 or q[-1] < 0))))
 
     def columns(self) -> tuple[np.ndarray, ...]:
         """(m, q, r, o, value) code arrays in output order: per-query rows first (queries in
         trec_eval order, then measure, run, other), then ``all`` rows."""
-        if not self._blocks:
+        return self.part(0, len(self.qids) + 1)
+
+    def part(self, lo: int, hi: int) -> tuple[np.ndarray, ...]:
+        """:meth:`columns` of the rows of queries ``lo..hi-1`` (query ``len(qids)``: the
+        ``all`` rows), so that output can be made shard by shard. Blocks added in query order
+        (most are) are cut by bisection, the others by a mask."""
+        parts = []
+        for block, ordered in zip(self._blocks, self._sorted):
+            if ordered:
+                a, b = self._bisect(block[1], lo, hi)
+                parts.append(tuple(c[a:b] for c in block))
+            else:
+                key = self._key(block[1])
+                keep = (key >= lo) & (key < hi)
+                parts.append(tuple(c[keep] for c in block))
+        if not parts:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty, empty, np.zeros(0)
-        m, q, r, o, v = (np.concatenate(c) for c in zip(*self._blocks))
-        qkey = np.where(q < 0, len(self.qids), q)
-        order = np.lexsort((o, r, m, qkey))
+        m, q, r, o, v = (np.concatenate(c) for c in zip(*parts))
+        order = np.lexsort((o, r, m, self._key(q)))
         return m[order], q[order], r[order], o[order], v[order]
+
+    def _key(self, q: np.ndarray) -> np.ndarray:
+        """Query keys: the index, ``len(qids)`` for ``all`` (-1), which comes last."""
+        return np.where(q < 0, len(self.qids), q)
+
+    def _bisect(self, q: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
+        """Rows a..b-1 of a block in query order (all ``all`` or all per-query) have the
+        query keys lo..hi-1."""
+        if len(q) and q[-1] < 0:  # the block's rows are all ``all`` rows
+            return (0, len(q)) if lo <= len(self.qids) < hi else (0, 0)
+        a, b = np.searchsorted(q, (lo, min(hi, len(self.qids))))
+        return int(a), int(max(a, b))
+
+    def key_counts(self) -> np.ndarray:
+        """(Q + 1,) rows per query key (the last: the ``all`` rows)."""
+        return sum((np.bincount(self._key(b[1]), minlength=len(self.qids) + 1)
+                    for b in self._blocks), np.zeros(len(self.qids) + 1, dtype=np.int64))
 
     def rows(self) -> Iterator[tuple[str, str, str, str | None, float]]:
         """(measure, qid, run, other, value) tuples in output order."""

@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ..collection import Populations, graded_populations, worst_case_positions
+from ..engine import Lazy, current, query_shards
 from ..subtopics import subtopic_populations
 from . import PREFERENCE, Measure, family, register
 
@@ -101,6 +102,34 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
     return out
 
 
+def sharded_pairwise(coll, pops: Populations, weights: np.ndarray) -> np.ndarray:
+    """:func:`pairwise` on the worst-case positions of ``coll``'s runs, computed shard by
+    shard of queries on the command's engine (the same sums, query by query, in any shard)."""
+    n_queries = len(coll.qids)
+    level_query = pops.seg_query[pops.member_seg]
+    levels = np.bincount(level_query, minlength=n_queries).astype(np.float64)
+    bounds = query_shards(levels + 1.0, current().workers)
+    seg_bounds = np.searchsorted(pops.seg_query, bounds)
+    member_bounds = np.searchsorted(pops.member_seg, seg_bounds)
+    item_bounds = coll.item_bounds
+
+    def build(i: int) -> tuple:
+        (q0, q1), (s0, s1), (m0, m1), (i0, i1) = (
+            b[i:i + 2].tolist() for b in (bounds, seg_bounds, member_bounds, item_bounds[bounds]))
+        local = Populations(pops.member_item[m0:m1] - i0, pops.member_seg[m0:m1] - s0,
+                            pops.seg_query[s0:s1] - q0)
+        return (coll.ranks[:, i0:i1], local, coll.corpus_size[q0:q1], weights[m0:m1], q1 - q0)
+    parts = current().imap(_pairwise_shard, Lazy(len(bounds) - 1, build), "preferences")
+    return np.concatenate(list(parts), axis=1)
+
+
+def _pairwise_shard(shard: tuple) -> np.ndarray:
+    """(M, Q of the shard, R, R) preferences of one shard: ranks, populations, corpus sizes,
+    level weights and the number of queries, all renumbered from the shard's first."""
+    ranks, pops, corpus_size, weights, n_queries = shard
+    return pairwise(worst_case_positions(ranks, pops, corpus_size), pops, weights, n_queries)
+
+
 @family("preference")
 def compute(ctx, measures: list[Measure]) -> None:
     """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results."""
@@ -111,10 +140,8 @@ def compute(ctx, measures: list[Measure]) -> None:
         by_scheme.setdefault(m.options["populations"], []).append(m)
     for scheme, group in by_scheme.items():
         pops = POPULATIONS[scheme](ctx.collection)
-        positions = worst_case_positions(ctx.collection.ranks, pops,
-                                         ctx.collection.corpus_size)
         weights = np.stack([level_weights(pops, m.options["discount"]) for m in group], axis=1)
-        tensor = pairwise(positions, pops, weights, len(ctx.collection.qids))
+        tensor = sharded_pairwise(ctx.collection, pops, weights)
         for m, per_query in zip(group, tensor):
             add_preference(ctx.results, m.name, per_query, ctx.per_query)
             ctx.tensors[m.name] = per_query

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import nested_dicts
-from ..progress import progress
+from ..core import group_positions, nested_dicts
+from ..engine import Lazy, current, query_shards
 from ..errors import InputError
 from ..io.qrels import GRADE_MAX, GRADE_MIN
 
@@ -412,46 +412,93 @@ class Bridge:
     their exact code (a judged code as its number, any other as ``u`` and its position), and
     each run is given in trec_eval's own order (C-float score desc, docno desc) with scores
     -1, -2, ...: the same rankings and judgments, whatever bytes the ids hold, and far fewer
-    Python objects than the docno texts."""
+    Python objects than the docno texts. ``query``/``grade`` describe judged codes 0..J-1."""
 
-    def __init__(self, judged) -> None:
-        known = np.flatnonzero(~np.isnan(judged.grade))
-        self.n_judged = len(judged.grade)
+    def __init__(self, query: np.ndarray, grade: np.ndarray, n_queries: int) -> None:
+        known = np.flatnonzero(~np.isnan(grade))
+        self.n_judged = len(grade)
         self.names = [str(c) for c in range(self.n_judged)]
         self.scores: list[float] = []
-        self.qids = [str(q) for q in range(len(judged.qids))]
-        by_query = known[np.argsort(judged.query[known], kind="stable")]
-        bounds = np.searchsorted(judged.query[by_query], np.arange(len(self.qids) + 1))
-        grades = np.trunc(judged.grade[by_query]).astype(np.int64)  # trec_eval's atol
+        self.qids = [str(q) for q in range(n_queries)]
+        by_query = known[np.argsort(query[known], kind="stable")]
+        bounds = np.searchsorted(query[by_query], np.arange(n_queries + 1))
+        grades = np.trunc(grade[by_query]).astype(np.int64)  # trec_eval's atol
         self.compaction = Compaction.of(grades)
         self.qrels = nested_dicts(self.qids, bounds, self.names, by_query,
                                   self.compaction.levels(grades).tolist(), True)
 
-    def run(self, rows) -> dict[str, dict[str, float]]:
-        """A run's rows as pytrec_eval wants them; every evaluated query present ({} = empty)."""
-        doc = rows.doc if rows.trec_doc is None else rows.trec_doc
-        bounds = np.searchsorted(rows.qidx, np.arange(len(self.qids) + 1))
+    def run(self, qidx: np.ndarray, doc: np.ndarray) -> dict[str, dict[str, float]]:
+        """A run's rows (query index, code; trec_eval's order) as pytrec_eval wants them;
+        every evaluated query present ({} = empty)."""
+        bounds = np.searchsorted(qidx, np.arange(len(self.qids) + 1))
         depth = checked_depth(bounds)
         if depth > len(self.scores):  # names of unjudged documents by position, as needed
             self.names += [f"u{k}" for k in range(len(self.scores), depth)]
             self.scores = position_scores(depth)
-        position = rows.rank - 1  # trec_doc has as many rows per query as doc
+        position = group_positions(qidx)
         name = np.where(doc < self.n_judged, doc, self.n_judged + position)
         return nested_dicts(self.qids, bounds, self.names, name, self.scores)
+
+
+@dataclass(frozen=True)
+class TrecShard:
+    """What pytrec_eval needs for a shard of queries, renumbered from 0: the judged codes of
+    those queries (``query``, ``grade``) and each run's rows (``runs``: query, code)."""
+
+    n_queries: int
+    query: np.ndarray
+    grade: np.ndarray
+    runs: list[tuple[np.ndarray, np.ndarray]]
+
+
+def trec_shards(judged, runs: list) -> tuple[np.ndarray, Lazy]:
+    """Query bounds of the shards and the shards themselves (built on demand): each query's
+    judged codes, and each run's rows of those queries in trec_eval's order."""
+    by_query = np.argsort(judged.query, kind="stable")
+    judged_bounds = np.searchsorted(judged.query[by_query], np.arange(len(judged.qids) + 1))
+    slot = np.empty(len(by_query), dtype=np.int64)  # code -> its place in by_query
+    slot[by_query] = np.arange(len(by_query))
+    rows = sum(np.bincount(r.qidx, minlength=len(judged.qids)) for r in runs)
+    bounds = query_shards(np.asarray(rows, dtype=np.float64) + 1.0, current().workers)
+
+    def build(i: int) -> TrecShard:
+        q0, q1 = int(bounds[i]), int(bounds[i + 1])
+        first = judged_bounds[q0]
+        codes = by_query[first:judged_bounds[q1]]  # a query's rows hold only its own codes
+        parts = []
+        for r in runs:
+            lo, hi = np.searchsorted(r.qidx, (q0, q1))
+            doc = (r.doc if r.trec_doc is None else r.trec_doc)[lo:hi]
+            judged_row = doc < len(slot)
+            local = np.where(judged_row, slot[np.where(judged_row, doc, 0)] - first,
+                             len(codes))  # unjudged: any code >= len(codes)
+            parts.append((r.qidx[lo:hi] - q0, local))
+        return TrecShard(q1 - q0, judged.query[codes] - q0, judged.grade[codes], parts)
+    return bounds, Lazy(len(bounds) - 1, build)
+
+
+def evaluate_shard(shard: TrecShard, requests: list[TrecRequest], level: int) -> np.ndarray:
+    """(R, Q of the shard, names) values of every run on one shard of queries."""
+    names = [n for req in requests for n in req.output_names()]
+    bridge = Bridge(shard.query, shard.grade, shard.n_queries)
+    evaluator = Evaluator(bridge.qrels, requests, level, compaction=bridge.compaction)
+    values = [_values(evaluator.evaluate(bridge.run(qidx, doc)), bridge.qids, names)
+              for qidx, doc in shard.runs]
+    return np.stack(values) if values else np.zeros((0, shard.n_queries, len(names)))
 
 
 def evaluate_runs(judged, runs: list, requests: list[TrecRequest], level: float | None
                   ) -> tuple[list[str], list[np.ndarray]]:
     """The printed names of ``requests`` and, for each run, its (Q, names) values: one
-    pytrec_eval evaluator for the judgments, given the runs in turn (it holds the GIL, so
-    threads would not help)."""
+    pytrec_eval evaluator per shard of queries, given the runs in turn, shards run by the
+    command's engine (pytrec_eval holds the GIL: worker processes, not threads)."""
     names = [n for req in requests for n in req.output_names()]
-    bridge = Bridge(judged)
-    evaluator = Evaluator(bridge.qrels, requests, 1 if level is None else max(1, math.ceil(level)),
-                          compaction=bridge.compaction)
-    values = [_values(evaluator.evaluate(bridge.run(runs[r])), bridge.qids, names)
-              for r in progress(range(len(runs)), "trec_eval measures")]
-    return names, values
+    lvl = 1 if level is None else max(1, math.ceil(level))
+    _, shards = trec_shards(judged, runs)
+    parts = list(current().imap(functools.partial(evaluate_shard, requests=requests,
+                                                  level=lvl), shards, "trec_eval measures"))
+    values = np.concatenate(parts, axis=1)
+    return names, list(values)
 
 
 from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry imports us)

@@ -1,0 +1,316 @@
+"""How shards of work run: one interface, ``imap(fn, shards)``, results in shard order.
+
+A shard's function is pure (arrays in, arrays or text out), so the same code runs inline, on
+threads, in forked worker processes or on a Dask cluster, and the bytes out do not depend on
+which. ``shards`` is any sequence; a :class:`Lazy` one builds shard i only when it is taken,
+so a forked worker builds its own shards from the data it inherited (nothing is pickled on
+the way in) and the parent never holds every shard at once.
+
+One engine serves a whole command: :func:`session` sets it up from ``-j`` and ``--dask`` (or
+``RPP_DASK``), :func:`current` hands it to the code that shards work. ``RPP_SHARD_QUERIES``
+forces the queries per shard (tests use it to prove that the shard size changes no byte).
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, Pipe, wait
+from typing import Callable, Iterator, Protocol, Sequence, TypeVar
+
+import numpy as np
+
+from ..errors import InputError
+from ..parallel import map_runs
+from ..progress import progress
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+SHARD_ENV = "RPP_SHARD_QUERIES"  # force the queries per shard (tests, experiments)
+DASK_ENV = "RPP_DASK"  # default of --dask (CI: run every command on a cluster)
+SHARDS_PER_WORKER = 4  # more shards than workers: an uneven shard does not idle the others
+MIN_SHARD_WORK = 20_000  # rows (or levels) a shard should have: below, a fork costs more
+EXIT_WORKER_DIED = 3  # a worker process died: not bad input (2), not a failed check (1)
+
+
+class WorkerDied(InputError):
+    """A worker process (or Dask worker) died while it held a shard: never a hang."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, exit_code=EXIT_WORKER_DIED)
+
+
+class Engine(Protocol):
+    """Runs a pure function over shards; ``workers`` is how many run at once."""
+
+    workers: int
+
+    def imap(self, fn: Callable[[T], U], shards: Sequence[T],
+             label: str | None = None) -> Iterator[U]:
+        """``fn(shard)`` of every shard, yielded in shard order."""
+
+
+class Lazy(Sequence):
+    """``size`` shards built on demand by ``build(i)`` (in the worker that runs shard i)."""
+
+    def __init__(self, size: int, build: Callable[[int], object]) -> None:
+        self.size, self.build = size, build
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if not 0 <= i < self.size:
+            raise IndexError(i)
+        return self.build(i)
+
+
+class Inline:
+    """Every shard in the calling thread, one after the other (``-j 1``)."""
+
+    workers = 1
+
+    def imap(self, fn: Callable[[T], U], shards: Sequence[T],
+             label: str | None = None) -> Iterator[U]:
+        """``fn(shard)`` in order, in this thread."""
+        show = progress(range(len(shards)), label) if label else range(len(shards))
+        return (fn(shards[i]) for i in show)
+
+
+@dataclass
+class Threads:
+    """Shards on a pool of threads: for work that releases the GIL (the C kernel)."""
+
+    workers: int
+
+    def imap(self, fn: Callable[[T], U], shards: Sequence[T],
+             label: str | None = None) -> Iterator[U]:
+        """``fn(shard)`` on ``workers`` threads; the lowest failing shard's error is raised."""
+        return iter(map_runs(lambda i: fn(shards[i]), len(shards), self.workers, label))
+
+
+@dataclass
+class Processes:
+    """Shards in forked worker processes: each inherits everything read so far (forked at
+    every ``imap``, after reading), takes shard indexes over a pipe and sends results back.
+
+    A worker that dies (SIGKILL, out of memory) closes its pipe: the parent sees it at once
+    and raises :class:`WorkerDied` naming its pid, shard and signal. Workers ignore SIGINT
+    and are killed when the parent stops for any reason (Ctrl-C included); they end with
+    ``os._exit``, so nothing the parent buffered is written twice.
+    """
+
+    workers: int
+
+    def imap(self, fn: Callable[[T], U], shards: Sequence[T],
+             label: str | None = None) -> Iterator[U]:
+        """``fn(shard)`` in up to ``workers`` processes, yielded in shard order; at most
+        2 x workers results wait for an earlier shard (bounded memory)."""
+        n = len(shards)
+        if self.workers < 2 or n < 2:
+            return Inline().imap(fn, shards, label)
+        out = self._run(fn, shards, min(self.workers, n))
+        return progress(out, label, length=n) if label else out
+
+    def _run(self, fn: Callable[[T], U], shards: Sequence[T], n_workers: int) -> Iterator[U]:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()  # a forked child must not inherit unwritten output
+        n = len(shards)
+        done: dict[int, U] = {}
+        busy: dict[Connection, tuple[int, int]] = {}  # parent's end -> (pid, shard)
+        idle: list[tuple[Connection, int]] = []
+        pids: list[int] = []
+        failed: dict[int, BaseException] = {}
+        following, given = 0, 0  # next shard to yield, next shard to hand out
+
+        def hand_out() -> None:
+            nonlocal given
+            while idle and given < min(n, following + 2 * n_workers) and not failed:
+                conn, pid = idle.pop()
+                conn.send(given)
+                busy[conn] = (pid, given)
+                given += 1
+
+        try:
+            for _ in range(n_workers):
+                pid, conn = _fork_worker(fn, shards, [c for c, _ in idle])
+                pids.append(pid)
+                idle.append((conn, pid))
+            hand_out()
+            while busy:
+                for conn in wait(list(busy)):
+                    pid, shard = busy.pop(conn)
+                    i, ok, payload = _receive(conn, pid, shard, n)
+                    (done if ok else failed)[i] = payload
+                    idle.append((conn, pid))
+                while following in done and not failed:
+                    yield done.pop(following)
+                    following += 1
+                hand_out()
+            if failed:
+                raise failed[min(failed)]
+        finally:
+            for conn in [*busy, *(c for c, _ in idle)]:
+                conn.close()  # a worker waiting for a shard reads EOF and exits
+            for pid in pids:
+                _reap(pid)
+
+
+def _fork_worker(fn: Callable, shards: Sequence, siblings: list[Connection]
+                 ) -> tuple[int, Connection]:
+    """Fork one worker serving shard indexes over a pipe; its pid and the parent's end. The
+    worker closes the parent's ends of its ``siblings``' pipes, so each pipe has one reader."""
+    parent, child = Pipe()
+    me = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # the worker: never returns
+        for conn in (parent, *siblings):
+            conn.close()
+        _die_with(me)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+        _ENGINE[:] = [Inline()]  # work a shard itself shards runs here, inline
+        status = 0
+        try:
+            while True:
+                i = child.recv()
+                if i is None:
+                    break
+                try:
+                    reply = (i, True, fn(shards[i]))
+                except BaseException as err:  # noqa: BLE001 - the parent re-raises it
+                    reply = (i, False, _portable(err))
+                child.send(reply)
+        except (EOFError, OSError):  # the parent has gone
+            status = 1
+        finally:
+            os._exit(status)
+    child.close()
+    return pid, parent
+
+
+def _die_with(parent: int) -> None:
+    """Linux: have the kernel kill this worker when its parent dies (SIGTERM, SIGKILL of
+    rpp), so no worker outlives the command; elsewhere the closed pipe ends it later."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _portable(err: BaseException) -> BaseException:
+    """``err`` if it survives pickling, else a RuntimeError with its text."""
+    try:
+        pickle.loads(pickle.dumps(err))
+        return err
+    except Exception:  # noqa: BLE001 - any pickling failure
+        return RuntimeError(f"{type(err).__name__}: {err}")
+
+
+def _receive(conn: Connection, pid: int, shard: int, n: int) -> tuple[int, bool, object]:
+    """A worker's reply; its death (the pipe closed first) is WorkerDied, naming it."""
+    try:
+        return conn.recv()
+    except (EOFError, OSError):
+        _, status = os.waitpid(pid, 0)
+        raise WorkerDied(f"worker process {pid} died ({_status_text(status)}) while working "
+                         f"on shard {shard + 1} of {n}; nothing was written for it") from None
+
+
+def _status_text(status: int) -> str:
+    """``killed by signal 9 (SIGKILL)`` or ``exit status N`` from a waitpid status."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = "?"
+        return f"killed by signal {sig} ({name})"
+    return f"exit status {os.WEXITSTATUS(status)}"
+
+
+def _reap(pid: int) -> None:
+    """Kill a worker if it still runs and collect it (no zombie, no orphan)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+# --- shard sizes ---------------------------------------------------------------------------
+
+def forced_shard_size() -> int | None:
+    """Queries per shard from ``RPP_SHARD_QUERIES`` (None: not set); a bad value is an error."""
+    text = os.environ.get(SHARD_ENV)
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(f"{SHARD_ENV}={text!r}: expected a positive number of queries")
+    return int(text)
+
+
+def query_shards(weights: np.ndarray, workers: int) -> np.ndarray:
+    """Boundaries (S + 1,) of contiguous query shards: ``RPP_SHARD_QUERIES`` queries each if
+    set; else about SHARDS_PER_WORKER shards per worker of equal total ``weight`` (work per
+    query: rows, levels), each of at least MIN_SHARD_WORK (one shard for small work)."""
+    n = len(weights)
+    size = forced_shard_size()
+    if size is not None:
+        return np.unique(np.append(np.arange(0, n, size), n))
+    total = np.cumsum(weights, dtype=np.float64)
+    count = min(n, SHARDS_PER_WORKER * workers, int(total[-1] // MIN_SHARD_WORK) if n else 0)
+    if workers < 2 or count < 2:
+        return np.array([0, n])
+    cuts = np.searchsorted(total, total[-1] * np.arange(1, count) / count, side="right")
+    return np.unique(np.concatenate(([0], cuts, [n])))
+
+
+# --- the engine of this command ------------------------------------------------------------
+
+_ENGINE: list[Engine] = []  # the active engine (a stack of one; empty: Inline)
+
+
+def current() -> Engine:
+    """The engine of the command being run (Inline outside :func:`session`)."""
+    return _ENGINE[-1] if _ENGINE else Inline()
+
+
+def local_engine(jobs: int) -> Engine:
+    """``-j N``: forked processes where the platform forks, threads elsewhere; inline for 1."""
+    if jobs < 2:
+        return Inline()
+    return Processes(jobs) if hasattr(os, "fork") else Threads(jobs)
+
+
+@contextmanager
+def session(jobs: int, dask: str | None = None) -> Iterator[Engine]:
+    """The engine for one command: Dask at ``dask`` (or ``$RPP_DASK``), else local with
+    ``jobs`` workers; a cluster it started is closed at the end."""
+    address = dask if dask is not None else os.environ.get(DASK_ENV) or None
+    if address is None:
+        engine: Engine = local_engine(jobs)
+        _ENGINE.append(engine)
+        try:
+            yield engine
+        finally:
+            _ENGINE.pop()
+        return
+    from .dask import connect
+
+    with connect(address) as engine:
+        _ENGINE.append(engine)
+        try:
+            yield engine
+        finally:
+            _ENGINE.pop()

@@ -1,0 +1,268 @@
+"""The engine (rpp_cli/engine): the same bytes out for every -j, shard size and Dask; a dead
+worker is an error naming it within seconds; Ctrl-C ends everything with 130.
+
+One Dask LocalCluster of 2 processes serves the whole module (started once: a few seconds).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rpp_cli.engine import (EXIT_WORKER_DIED, Inline, Lazy, Processes, Threads, WorkerDied,
+                            query_shards, session)
+from rpp_cli.errors import InputError
+from rpp_cli.results import Results
+
+from .conftest import rpp
+from .realistic import generate, write_collection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def dask_engine():
+    """A LocalCluster of two worker processes for the module's Dask tests."""
+    with session(1, "local:2") as engine:
+        yield engine
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _die_on_five(x: int) -> int:
+    """A shard function whose worker dies (SIGKILL, as the OOM killer does) on shard 5."""
+    if x == 5:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return x
+
+
+def _fail_from_three(x: int) -> int:
+    if x >= 3:
+        raise InputError(f"bad shard {x}")
+    return x
+
+
+@pytest.mark.parametrize("engine", [Inline(), Threads(3), Processes(1), Processes(2),
+                                    Processes(5)], ids=repr)
+def test_results_come_in_shard_order(engine):
+    assert list(engine.imap(_square, list(range(23)))) == [x * x for x in range(23)]
+
+
+def test_lazy_shards_are_built_in_the_worker():
+    """A forked worker builds its shard: the pid seen by build is the worker's."""
+    pids = list(Processes(2).imap(lambda pid: pid, Lazy(6, lambda i: os.getpid())))
+    assert os.getpid() not in pids and len(set(pids)) == 2
+
+
+@pytest.mark.parametrize("engine", [Inline(), Threads(3), Processes(3)], ids=repr)
+def test_the_lowest_failing_shard_is_raised(engine):
+    """Shards 3.. fail; whichever worker fails first, shard 3's error is the one raised."""
+    with pytest.raises(InputError, match="bad shard 3"):
+        list(engine.imap(_fail_from_three, list(range(12))))
+
+
+def test_a_shard_error_on_dask_is_the_same_error(dask_engine):
+    with pytest.raises(InputError, match="bad shard 3"):
+        list(dask_engine.imap(_fail_from_three, list(range(12))))
+
+
+def test_a_killed_worker_process_is_an_error_naming_it():
+    start = time.monotonic()
+    with pytest.raises(WorkerDied, match=r"worker process \d+ died \(killed by signal 9 "
+                                         r"\(SIGKILL\)\) while working on shard 6 of 10"):
+        list(Processes(2).imap(_die_on_five, list(range(10))))
+    assert time.monotonic() - start < 5
+
+
+def test_a_killed_dask_worker_is_an_error_naming_it(dask_engine):
+    start = time.monotonic()
+    with pytest.raises(WorkerDied, match=r"Dask worker \w+://\S+:\d+ died while working on "
+                                         r"shard 6 of 10"):
+        list(dask_engine.imap(_die_on_five, list(range(10))))
+    assert time.monotonic() - start < 20
+    assert list(dask_engine.imap(_square, [2, 3])) == [4, 9]  # the nanny restarted it
+
+
+def test_query_shards_cover_every_query_once(monkeypatch):
+    monkeypatch.delenv("RPP_SHARD_QUERIES", raising=False)
+    weights = np.array([5, 1, 1, 1, 9, 1, 1, 2, 2, 2], dtype=float) * 10_000
+    assert query_shards(weights, 1).tolist() == [0, 10]
+    assert query_shards(weights / 10_000, 2).tolist() == [0, 10]  # too little work to fork
+    bounds = query_shards(weights, 2)  # at most 4 x 2 shards, about equal weight
+    assert bounds[0] == 0 and bounds[-1] == 10 and (np.diff(bounds) > 0).all()
+    assert len(bounds) - 1 <= 8
+    monkeypatch.setenv("RPP_SHARD_QUERIES", "3")
+    assert query_shards(weights, 1).tolist() == [0, 3, 6, 9, 10]
+    monkeypatch.setenv("RPP_SHARD_QUERIES", "0")
+    with pytest.raises(InputError, match="RPP_SHARD_QUERIES='0'"):
+        query_shards(weights, 1)
+
+
+def test_results_part_is_columns_cut_by_query():
+    """Rows added in query order and out of order: every cut of the query keys gives the
+    rows of columns() with those keys, in the same order."""
+    res = Results(["q1", "q2", "q3"], ["a", "b"])
+    res.add("m", np.repeat(np.arange(3), 2), np.tile(np.arange(2), 3), np.arange(6.0))
+    res.add("m", -1, np.arange(2), np.array([7.0, 8.0]))
+    res.add("x", np.array([2, 0, 1]), 0, np.array([1.0, 2.0, 3.0]))
+    whole = res.columns()
+    key = np.where(whole[1] < 0, 3, whole[1])
+    for lo in range(4):
+        for hi in range(lo, 5):
+            keep = (key >= lo) & (key < hi)
+            for got, want in zip(res.part(lo, hi), whole):
+                assert got.tolist() == want[keep].tolist()
+    assert res.key_counts().tolist() == [3, 3, 3, 2]
+
+
+SEEDS = (3, 11, 42)
+EVAL = ("eval", "-q", "-m", "rpp", "-m", "dcgrpp", "-m", "map", "-m", "P.5,10", "-m", "ndcg_cut.10",
+        "-m", "recip_rank", "-m", "num_rel_ret")
+
+
+def _outputs(tmp_path: Path, seed: int, args: tuple[str, ...], monkeypatch,
+             variants: list[tuple[str, str | None]]) -> dict[tuple, str]:
+    qrels, runs = write_collection(generate(seed), tmp_path / str(seed), "mixed")
+    out = {}
+    for jobs, shard in variants:
+        if shard is None:
+            monkeypatch.delenv("RPP_SHARD_QUERIES", raising=False)
+        else:
+            monkeypatch.setenv("RPP_SHARD_QUERIES", shard)
+        res = rpp(*args, "-j", jobs, qrels, *runs)
+        assert res.code == 0, res.err
+        out[(jobs, shard)] = res.out
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_same_bytes_for_every_jobs_and_shard_size(tmp_path, monkeypatch, seed):
+    """-j 1/2/3 x shard sizes 1, 7, all (default) of realistic collections: one output."""
+    variants = [(j, s) for j in ("1", "2", "3") for s in (None, "1", "7")]
+    out = _outputs(tmp_path, seed, EVAL, monkeypatch, variants)
+    assert out[("1", None)].count("\n") > 50
+    assert all(text == out[("1", None)] for text in out.values()), \
+        [k for k, text in out.items() if text != out[("1", None)]]
+
+
+def test_same_bytes_for_compare_and_meta(tmp_path, monkeypatch):
+    """compare's p-values and meta's draws (seeded per draw) do not depend on the engine."""
+    for args in (("compare", "-m", "rpp", "-m", "map", "--permutations", "200"),
+                 ("meta", "-m", "rpp", "-m", "map", "--permutations", "50", "--samples", "20",
+                  "--judged-fractions", "0.5", "--judged-samples", "3")):
+        out = _outputs(tmp_path, 11, args, monkeypatch, [("1", None), ("3", "2")])
+        assert out[("1", None)] == out[("3", "2")] and out[("1", None)].count("\n") > 5
+
+
+def test_same_bytes_on_dask(tmp_path, monkeypatch, dask_engine):
+    """The shards of eval and meta on the module's LocalCluster (RPP_DASK, as CI would set
+    it: the address of the cluster) print what -j 1 prints."""
+    address = dask_engine.client.scheduler.address
+    for seed in SEEDS[:2]:
+        local = _outputs(tmp_path, seed, EVAL, monkeypatch, [("1", None)])[("1", None)]
+        monkeypatch.setenv("RPP_DASK", address)
+        remote = _outputs(tmp_path / "dask", seed, EVAL, monkeypatch, [("1", "5")])
+        monkeypatch.delenv("RPP_DASK")
+        assert remote[("1", "5")] == local
+    meta = ("meta", "-m", "rpp", "-m", "map", "--permutations", "50", "--samples", "20")
+    local = _outputs(tmp_path / "m", 3, meta, monkeypatch, [("1", None)])[("1", None)]
+    remote = rpp(*meta, "--dask", address, *(str(p) for p in sorted(
+        (tmp_path / "m" / "3").iterdir())))  # qrels sorts first, then run0, run1, ...
+    assert remote.code == 0, remote.err
+    assert remote.out == local
+
+
+def test_dask_errors_are_one_line(tmp_path):
+    qrels, runs = write_collection(generate(3), tmp_path, "plain")
+    res = rpp("eval", "--dask", "tcp://127.0.0.1:9", qrels, *runs)
+    assert res.code == 2 and res.out == ""
+    assert res.err.strip().splitlines()[-1].startswith("rpp: --dask tcp://127.0.0.1:9: cannot "
+                                                       "reach the scheduler")
+
+
+@pytest.fixture(scope="module")
+def big_collection(tmp_path_factory) -> list[str]:
+    """Enough queries (2,000 x 4 runs) that worker processes live for a while."""
+    tmp_path = tmp_path_factory.mktemp("big")
+    script = ROOT / "fixtures" / "make_collection.py"
+    subprocess.run([sys.executable, str(script), "--out", str(tmp_path), "--runs", "4",
+                    "--queries", "2000", "--depth", "60", "--seed", "5"], check=True,
+                   capture_output=True)
+    return [str(tmp_path / "qrels"), *sorted(str(p) for p in (tmp_path / "runs").iterdir())]
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (from /proc/*/stat: every Linux kernel has it)."""
+    kids = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(f"/proc/{entry.name}/stat").read_bytes()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(b")") + 2:].split()[1]) == pid:
+                kids.append(int(entry.name))
+    return kids
+
+
+def _start_and_wait_for_workers(paths: list[str]) -> tuple[subprocess.Popen, list[int]]:
+    env = {**os.environ, "RPP_SHARD_QUERIES": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "rpp_cli", "eval", "-q", "-j", "2", *paths],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        kids = _children(proc.pid)
+        if kids:
+            return proc, kids
+    proc.kill()
+    raise AssertionError("rpp finished before any worker process was seen")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_killing_a_worker_of_rpp_eval_ends_it_with_one_line(big_collection):
+    proc, kids = _start_and_wait_for_workers(big_collection)
+    os.kill(kids[0], signal.SIGKILL)
+    start = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - start < 10
+    assert proc.returncode == EXIT_WORKER_DIED
+    assert f"rpp: worker process {kids[0]} died (killed by signal 9 (SIGKILL))" in err.decode()
+    assert "Traceback" not in err.decode()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_ctrl_c_ends_rpp_and_its_workers_with_130(big_collection):
+    proc, kids = _start_and_wait_for_workers(big_collection)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(Path(f"/proc/{k}").exists() for k in kids):
+        time.sleep(0.05)
+    assert not any(Path(f"/proc/{k}").exists() for k in kids)
+
+
+def test_without_the_dask_extra_dask_is_a_one_line_error(tmp_path, monkeypatch):
+    """As if dask.distributed were not installed: one line saying how to install it."""
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    qrels, runs = write_collection(generate(3), tmp_path, "plain")
+    res = rpp("eval", "--dask", "local:2", qrels, *runs)
+    assert res.code == 2 and res.out == ""
+    assert res.err == "rpp: --dask needs dask.distributed: pip install 'rpp-cli[dask]'\n"
+
+
+def test_a_bad_shard_size_is_a_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("RPP_SHARD_QUERIES", "some")
+    qrels, runs = write_collection(generate(3), tmp_path, "plain")
+    res = rpp("eval", "-j", "2", qrels, *runs)
+    assert res.code == 2 and res.out == ""
+    assert res.err.endswith("rpp: RPP_SHARD_QUERIES='some': expected a positive number of "
+                            "queries\n")
