@@ -21,8 +21,10 @@ $(TSTAMP): pyproject.toml setup.py rpp_cli/core/_kernel.c Makefile | $(BIN)/pyth
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@ $(STAMP)
 
+# The demo opens with tables a person reads at a glance; the trec lines are one command away.
 demo: $(STAMP)
-	$(BIN)/rpp eval fixtures/demo/qrels fixtures/demo/runs/*
+	$(BIN)/rpp eval --format matrix fixtures/demo/qrels fixtures/demo/runs/*
+	@echo "# the same results as trec_eval-style lines, for scripts: rpp eval fixtures/demo/qrels fixtures/demo/runs/*"
 
 test: $(TSTAMP)
 	$(BIN)/python -m pytest -q

@@ -92,9 +92,12 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
     _refuse_blind_gates(coll.judged.grade, tested, [f[0] for f in drop_measures],
                         [name for name, _ in max_drops])
     names = testable(ctx, tested, notes)
-    floor = smallest_p(test, len(coll.qids), permutations)
+    # the fewest queries a tested measure averages over (rpp's own: those with a relevant item)
+    n_queries = min((len(ctx.tensors[n] if pref else ctx.metrics[n]) for n, pref in names),
+                    default=len(coll.qids))
+    floor = smallest_p(test, n_queries, permutations)
     if floor >= alpha:
-        why = (f"with {len(coll.qids)} queries and {permutations} permutations the smallest "
+        why = (f"with {n_queries} queries and {permutations} permutations the smallest "
                f"p-value {test} can give is {floor:.4g}, not below alpha {alpha:g}")
         if not max_drops:
             raise InputError(f"the significance gate could not fail: {why} (use more queries "

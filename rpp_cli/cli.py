@@ -28,7 +28,7 @@ from .check import GATE_TESTS, markdown_summary, parse_max_drops, run_check
 from .errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, compare_runs
 from .io.runs import NAME_SOURCES
-from .ndeval import NdevalOptions, run_ndeval
+from .ndeval import NDEVAL_EXIT_ERROR, NdevalOptions, run_ndeval
 from .parallel import default_jobs
 from . import trec_eval as trec_eval_flow
 from . import levels as levels_flow
@@ -100,7 +100,8 @@ def input_options(fn):
                                 "(default: it is an error, as in trec_eval).")(command)
     command = click.option("--corpus-size", type=click.IntRange(1, MAX_CORPUS_SIZE), metavar="N",
                            help="Corpus size n for unretrieved items (default: distinct items "
-                                "in all runs and qrels of the query).")(command)
+                                "in the runs' rankings and relevant items of the query, paper "
+                                "§5.5).")(command)
     command = click.option("--dask", metavar="ADDRESS",
                            help="Run the shards of work on a Dask cluster: a scheduler's "
                                 "address (tcp://host:8786) or local[:N] for a LocalCluster "
@@ -361,7 +362,9 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
                                        name if pref else f"{name}_diff", f"{name}_p",
                                        name in lower) for name, pref in tested]
         run_names, table = paper_report.cells(ctx.results, results, columns, alpha)
-        text = paper_report.caption(len(ctx.collection.qids), test, correction, alpha)
+        sizes = sorted({len(ctx.tensors[n] if pref else ctx.metrics[n]) for n, pref in tested})
+        text = paper_report.caption(sizes or [len(ctx.collection.qids)], test, correction,
+                                    alpha)
         render = paper_report.latex if fmt == "latex" else paper_report.markdown
         sys.stdout.write(render(run_names, table, columns, precision, text))
     elif view == "human":
@@ -518,7 +521,18 @@ def _closed_pipe() -> None:
     sys.exit(EXIT_CLOSED_PIPE)
 
 
-@cli.command("ndeval")
+class _ExitOneCommand(click.Command):
+    """A drop-in for trec_eval or ndeval: usage errors exit 1, as theirs do (click's exit 2)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as err:
+            err.exit_code = 1
+            raise
+
+
+@cli.command("ndeval", cls=_ExitOneCommand)
 @click.argument("qrels", type=FILE, metavar="QRELS")
 @click.argument("run", type=FILE, metavar="RUN")
 @click.option("-alpha", "alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
@@ -539,24 +553,17 @@ def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: 
     NRBP, MAP-IA, P-IA and strec per topic and amean. QRELS is subtopic qrels
     (topic subtopic docno grade). Where ndeval prints -nan, rpp prints 0 (note on stderr)."""
     notes: list[str] = []
-    results = run_ndeval(qrels, run, NdevalOptions(alpha, beta, traditional, max_docs,
-                                                   all_topics), notes)
+    try:
+        results = run_ndeval(qrels, run, NdevalOptions(alpha, beta, traditional, max_docs,
+                                                       all_topics), notes)
+    except InputError as err:
+        err.exit_code = NDEVAL_EXIT_ERROR
+        raise
     _notes(notes)
     ndeval_report.write(results, sys.stdout)
 
 
-class _TrecEvalCommand(click.Command):
-    """A command whose usage errors exit 1, as trec_eval's do (click's exit 2)."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as err:
-            err.exit_code = trec_eval_flow.EXIT_USAGE
-            raise
-
-
-@cli.command("trec-eval", cls=_TrecEvalCommand)
+@cli.command("trec-eval", cls=_ExitOneCommand)
 @click.argument("qrels", type=FILE, metavar="QRELS")
 @click.argument("run", type=FILE, metavar="RUN")
 @click.option("-q", "--query_eval_wanted", "per_query", is_flag=True,

@@ -4,20 +4,20 @@
 or retrieved, gets a code in one exact dictionary (bytes compared on every hit): judged ones
 first, so a code below ``n_judged`` is a judgment. Every evaluated query gets an index (trec_eval
 order), every relevant item a column, and every run a row of ranks (0 = not retrieved); the
-corpus size n of a query is its number of codes. Runs are read and joined by a pool of threads
+corpus size n of a query is its number of items and retrieved codes. Runs are read and joined by a pool of threads
 (the kernel releases the GIL); populations and worst-case positions are numpy on the arrays.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .core import Column, Dictionary, column_of, group_positions, line_at, rank_rows
 from .errors import InputError
-from .io.qrels import Qrels, SubtopicQrels, relevant, to_text
+from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids, to_text
 from .io.runs import name_runs, read_run
 from .parallel import map_runs, threads_for
 
@@ -52,7 +52,7 @@ class RunRows:
 class Judged:
     """The judged (query, docno) codes 0..J-1 of a collection."""
 
-    qids: list[str]  # evaluated queries, trec_eval order
+    qids: list[str]  # every query of the qrels, trec_eval order
     query: np.ndarray  # (J,) query index of each code
     grade: np.ndarray  # (J,) grade in the main qrels, NaN when judged elsewhere only
 
@@ -66,7 +66,8 @@ class Collection:
     """
 
     run_names: list[str]
-    qids: list[str]  # evaluated queries (>= 1 relevant item), trec_eval order
+    qids: list[str]  # every query of the qrels (trec_eval -c's query set), trec_eval order
+    evaluated: np.ndarray  # (E,) indices of the queries with a relevant item (rpp's own measures)
     item_query: np.ndarray  # (I,) query index of each relevant item, grouped by query
     item_grade: np.ndarray  # (I,) its grade
     item_docno: list[str]  # (I,) its docno
@@ -82,6 +83,22 @@ class Collection:
     def relevant(self) -> np.ndarray:
         """(I,) bool: the item is relevant in the main qrels (contract §1, with the level)."""
         return relevant(self.item_grade, self.level)
+
+    @property
+    def evaluated_qids(self) -> list[str]:
+        """The queries rpp's own measures evaluate: those with a relevant item (contract §1)."""
+        return [self.qids[q] for q in self.evaluated.tolist()]
+
+    def on_evaluated(self, values: np.ndarray) -> np.ndarray:
+        """The rows of the evaluated queries of a per-query array over :attr:`qids` (a (Q, ...)
+        array); an array over the evaluated queries already is returned as it is (the
+        evaluated queries are a subset of all, so equal lengths mean equal sets)."""
+        return values if len(values) == len(self.evaluated) else values[self.evaluated]
+
+    def by_evaluated(self, pops: Populations) -> Populations:
+        """``pops`` with each segment's query numbered among the evaluated queries (every
+        population belongs to one): for kernels that give every query a value."""
+        return replace(pops, seg_query=np.searchsorted(self.evaluated, pops.seg_query))
 
     @property
     def item_bounds(self) -> np.ndarray:
@@ -161,27 +178,30 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     from .subtopics import encode_subtopics
 
     notes = notes if notes is not None else []
-    qids = qrels.relevant_qids(level)
-    if not qids:
+    evaluated_qids = qrels.relevant_qids(level)
+    if not evaluated_qids:
         raise InputError("no query has a relevant item" + (f" at level {level:g}" if level else ""),
                          path=qrels.path)
+    qids = sort_qids(qrels.qids)  # trec_eval -c's query set, whatever the level
     if RESERVED_QID in qids:
         raise InputError(f"query id '{RESERVED_QID}' is reserved for the summary lines",
                          path=qrels.path)
     qpos = {q: i for i, q in enumerate(qids)}
+    evaluated = np.array([qpos[q] for q in evaluated_qids], dtype=np.int64)
     docs = Dictionary(len(qids))
-    main_q = np.array([qpos.get(q, -1) for q in qrels.qids], dtype=np.int64)[qrels.qid]
-    main = np.flatnonzero(main_q >= 0)
-    docs.add(qrels.docno.take(main), main_q[main])  # codes 0..len(main)-1, in this order
-    judged_grade = qrels.grade[main]
+    main_q = np.array([qpos[q] for q in qrels.qids], dtype=np.int64)[qrels.qid]
+    docs.add(qrels.docno, main_q)  # codes 0..J-1, in this order
+    judged_grade = qrels.grade
     subtopic_item = None
     if subtopics is not None:  # items judged only in the subtopic qrels are judged too
         sub = subtopics.overall
-        sub_q = np.array([qpos.get(q, -1) for q in sub.qids], dtype=np.int64)[sub.qid]
+        epos = {q: qpos[q] for q in evaluated_qids}  # subtopics of the evaluated queries only
+        sub_q = np.array([epos.get(q, -1) for q in sub.qids], dtype=np.int64)[sub.qid]
         rows = np.flatnonzero(sub_q >= 0)
         subtopic_item = docs.add(sub.docno.take(rows), sub_q[rows])[
             subtopics.subtopic_relevant[rows]]
-        judged_grade = np.concatenate((judged_grade, np.full(len(docs) - len(main), np.nan)))
+        judged_grade = np.concatenate((judged_grade, np.full(len(docs) - len(qrels.grade),
+                                                             np.nan)))
     n_judged = len(docs)
     judged_query = docs.keys().copy()
     item_doc = _items(docs, judged_query, judged_grade, level, subtopic_item)
@@ -213,19 +233,29 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
             notes.append(f"{name}: {_count(len(missing), 'judged query', 'judged queries')} "
                          f"not in the run, scored as empty rankings as trec_eval -c does "
                          f"({shown}); if they should not count, leave them out of the qrels")
-    union = np.bincount(docs.keys(), minlength=len(qids)).astype(np.int64)
+    union = corpus_sizes(docs.keys(), [run.rows.doc for run in loaded], item_doc, len(qids))
     if corpus_size is not None and (union > corpus_size).any():
         q = int(np.argmax(union > corpus_size))
         raise InputError(f"--corpus-size {corpus_size} is smaller than the {union[q]} "
                          f"distinct items of query {qids[q]}")
-    coll = Collection(run_names, qids, item_query, _item_grades(judged_grade, item_doc),
+    coll = Collection(run_names, qids, evaluated, item_query,
+                      _item_grades(judged_grade, item_doc),
                       item_docno, item_doc, ranks, [run.rows for run in loaded],
                       judged,
                       union if corpus_size is None else np.full(len(qids), corpus_size,
                                                                   dtype=np.int64), level)
     if subtopics is not None:
-        coll.subtopics = encode_subtopics(subtopics, qids, item_query, item_docno)
+        coll.subtopics = encode_subtopics(subtopics, qids, item_query, item_docno, evaluated)
     return coll
+
+
+def corpus_sizes(code_query: np.ndarray, run_docs: list[np.ndarray], item_doc: np.ndarray,
+                 n_queries: int) -> np.ndarray:
+    """(Q,) default corpus size n (contract §2, paper §5.5): the distinct items of each query
+    in the union of every run's ranking (after -M) and its relevant items (the items), from
+    their codes (one per (query, docno); ``code_query`` gives each code's query)."""
+    codes = np.unique(np.concatenate([*run_docs, item_doc]))
+    return np.bincount(code_query[codes], minlength=n_queries).astype(np.int64)
 
 
 def _judged_notes(name: str, query: np.ndarray, rank: np.ndarray, judged: np.ndarray,

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .aggregate import add_metric, add_preference
 from .collection import Collection, encode
 from .errors import InputError
 from .io.qrels import read_qrels, read_subtopic_qrels
@@ -24,6 +25,21 @@ class Context:
     tensors: dict[str, np.ndarray] = field(default_factory=dict)  # preference: (Q, R, R)
     metrics: dict[str, np.ndarray] = field(default_factory=dict)  # metric: (Q, R)
     notes: list[str] = field(default_factory=list)  # for stderr
+
+    def add_preference(self, name: str, per_query: np.ndarray) -> None:
+        """One of rpp's own preference measures, (Q, R, R) over the collection's queries (or
+        its evaluated ones): printed and kept on the evaluated queries (contract §6)."""
+        values = self.collection.on_evaluated(per_query)
+        add_preference(self.results, name, values, self.per_query, self.collection.evaluated)
+        self.tensors[name] = values
+
+    def add_metric(self, name: str, per_query: np.ndarray, keep: bool = True) -> None:
+        """One of rpp's own per-run measures, (Q, R): as :meth:`add_preference`; ``keep``
+        False for informative outputs that no test or ordering reads."""
+        values = self.collection.on_evaluated(per_query)
+        add_metric(self.results, name, values, self.per_query, queries=self.collection.evaluated)
+        if keep:
+            self.metrics[name] = values
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,12 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
     if [qrels_path, options.subtopics, *run_paths].count("-") > 1:
         raise InputError("standard input can be read only once", path="-")
     subtopics = read_subtopic_qrels(options.subtopics) if options.subtopics else None
+    twins = subtopics.numeric_twins() if subtopics else []
+    if twins:
+        qid, a, b = twins[0]
+        notes.append(f"{options.subtopics}: {len(twins)} pairs of subtopic ids are one number "
+                     f"(query {qid}: '{a}' and '{b}'): distinct subtopics here, one to ndeval "
+                     "(rpp ndeval merges them)")
     qrels = read_qrels(qrels_path) if qrels_path is not None else subtopics.overall
     return encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
                   dedup=options.dedup, notes=notes, subtopics=subtopics, jobs=options.jobs,
@@ -89,7 +111,26 @@ def measure(coll: Collection, measures: list[Measure], per_query: bool,
         by_family.setdefault(m.family, []).append(m)
     for fam, group in by_family.items():
         FAMILIES[fam](ctx, group)
+    notes.extend(query_set_note(coll, measures))
     return ctx
+
+
+def query_set_note(coll: Collection, measures: list[Measure]) -> list[str]:
+    """A note when rpp's own measures (queries with a relevant item) and trec_eval's (every
+    query of the qrels, as trec_eval -c) average over different queries (contract §6)."""
+    own = [m.name for m in measures if m.family != "trec"]
+    trec = [m.name for m in measures if m.family == "trec"]
+    if not (own and trec) or len(coll.evaluated) == len(coll.qids):
+        return []
+    level = "" if coll.level is None else f" (grade >= {coll.level:g})"
+    return [f"rpp's measures ({_some(own)}) average over the {len(coll.evaluated)} queries "
+            f"with a relevant item{level}, trec_eval's ({_some(trec)}) over all "
+            f"{len(coll.qids)} queries of the qrels, as trec_eval -c does"]
+
+
+def _some(names: list[str]) -> str:
+    """The first three names, then an ellipsis."""
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
 
 
 def run_eval(qrels_path: str | None, run_paths: list[str], measure_names: list[str] | None,

@@ -51,7 +51,7 @@ FIELDS = ("measure", "qid", "run", "other", "population", "level", "run_position
 class Levels:
     """The positions of two runs at every recall level of every population of every query."""
 
-    qids: list[str]  # evaluated queries, trec_eval order
+    qids: list[str]  # the queries pops.seg_query indexes (every query of the qrels)
     runs: tuple[str, str]  # (a, b)
     pops: Populations  # segments by query; a query's in the builder's order
     labels: list[str]  # (S,) printable label of each population
@@ -71,8 +71,9 @@ class Levels:
     def only(self, qid: str) -> Levels:
         """These levels for the one query ``qid`` (``rpp levels --query``), compared as bytes;
         a query that is not evaluated is an error naming how many are."""
-        if qid not in self.qids:
-            raise InputError(f"--query {qid}: not one of the {len(self.qids)} evaluated queries "
+        evaluated = [self.qids[q] for q in np.unique(self.pops.seg_query).tolist()]
+        if qid not in evaluated:
+            raise InputError(f"--query {qid}: not one of the {len(evaluated)} evaluated queries "
                              "(queries of the qrels with a relevant item)")
         kept_seg = self.pops.seg_query == self.qids.index(qid)
         kept = kept_seg[self.pops.member_seg]
@@ -203,7 +204,8 @@ def plot(lv: Levels, path: str) -> None:
     from .report.plot import difference_ecdf, level_differences
 
     _, shares = lv.shares()
-    if len(lv.qids) == 1:
-        level_differences(path, lv.by_population(), lv.runs, lv.qids[0], shares[-1])
+    shown = np.unique(lv.pops.seg_query)  # the queries with levels (evaluated)
+    if len(shown) == 1:
+        level_differences(path, lv.by_population(), lv.runs, lv.qids[int(shown[0])], shares[-1])
     else:
-        difference_ecdf(path, lv.difference, lv.runs, shares[-1], len(lv.qids))
+        difference_ecdf(path, lv.difference, lv.runs, shares[-1], len(shown))

@@ -101,8 +101,15 @@ def subjects(ctx: Context, measures: list[Measure], notes: list[str],
     measure once per ordering with ``ordering`` "all"."""
     lower = {out for m in measures for out in m.outputs if not m.higher_is_better}
     out = []
-    for name, is_pref in testable(ctx, measures, notes):
-        values = ctx.tensors[name] if is_pref else ctx.metrics[name]
+    names = testable(ctx, measures, notes)
+    coll = ctx.collection
+    arrays = {name: ctx.tensors[name] if is_pref else ctx.metrics[name] for name, is_pref in names}
+    if len({len(v) for v in arrays.values()}) > 1:  # one query set for every comparison
+        notes.append(f"meta studies every measure on the {len(coll.evaluated)} queries with a "
+                     f"relevant item (trec_eval's measures alone average over {len(coll.qids)})")
+        arrays = {name: coll.on_evaluated(v) for name, v in arrays.items()}
+    for name, is_pref in names:
+        values = arrays[name]
         values = -values if name in lower else values
         if not is_pref:
             out.append(Subject(name, values, "mean", name))
@@ -171,7 +178,7 @@ class Meta:
         names = list(dict.fromkeys(n for s in self.subjects for n in (s.measure, s.name)))
         self.results = Results([], names)
         self._index = {name: i for i, name in enumerate(names)}
-        self.n_queries = len(ctx.collection.qids)
+        self.n_queries = len(self.subjects[0].values) if self.subjects else 0
         self._full = [s.scores()[0] for s in self.subjects]
         self.scatter: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self.differences: dict[str, np.ndarray] = {}  # measure -> per (query, pair a < b)
@@ -415,11 +422,11 @@ def plan_meta(qrels_path: str, run_paths: list[str], measure_names: list[str] | 
     check(opts, len(run_paths))
     measures = resolve(default_measures(measure_names, options.subtopics))
     ctx = evaluate_runs(qrels_path, run_paths, measures, options, False, notes)
-    if len(ctx.collection.qids) < 2 and {"power", "predictive"} & set(opts.analyses):
-        raise InputError("discriminative and predictive power need at least 2 queries")
     meta = Meta(ctx, measures, opts, notes)
     if not meta.subjects:
         raise InputError("no measure with per-query values to study")
+    if meta.n_queries < 2 and {"power", "predictive"} & set(opts.analyses):
+        raise InputError("discriminative and predictive power need at least 2 queries")
     if "robustness" in opts.analyses:
         meta.query_counts()  # bad grid values fail before any work
     return meta

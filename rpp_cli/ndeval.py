@@ -5,7 +5,7 @@ then docno descending, with ``-traditional``), ``-M N`` keeps each topic's first
 topics are numbers (a run may write ``wt12-151``), a topic of the run missing from the qrels
 is printed as zeros but left out of the mean, and the mean divides by the topics of the run
 found in the qrels (by all topics of the qrels with ``-c``). The values come from
-:mod:`rpp_cli.measures.diversity`; the README lists where rpp deliberately differs.
+:mod:`rpp_cli.measures.diversity`; docs/drop-ins.md lists where rpp deliberately differs.
 """
 from __future__ import annotations
 
@@ -15,12 +15,15 @@ import numpy as np
 
 from .aggregate import add_metric
 from .errors import InputError
-from .io.qrels import SubtopicQrels, read_subtopic_qrels
+from .io.qrels import NDEVAL_LARGEST, SubtopicQrels, natural_numbers, read_subtopic_qrels
 from .core import Column, Dictionary, column_of, first_seen, group_positions, rank_rows
 from .io.runs import Run, name_runs, read_run
 from .measures.diversity import DEPTH, NAMES, Judgments, Scorer, undefined_note
 from .results import Results
 from .subtopics import encode_subtopics, relevant_docnos
+
+
+NDEVAL_EXIT_ERROR = 1  # ndeval's error(): every bad input, file and option exits 1
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[
     """ndeval's 21 values per topic of the run and their ``amean`` (as the ``all`` rows)."""
     if qrels_path == run_path == "-":
         raise InputError("standard input can be read only once", path="-")
-    sq = read_subtopic_qrels(qrels_path)
+    sq = read_subtopic_qrels(qrels_path, ndeval=True)
     qids = _qrels_topics(sq)
     _note_grades(sq, notes)
     item_query, item_docno = [], []
@@ -52,7 +55,11 @@ def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[
                             opts.alpha, opts.beta)
 
     run = read_run(run_path, keep_rank=True)
-    names = name_runs([run], source="tag" if run.tag is not None else "file")  # ndeval's runid
+    untagged = run.table.nfields < 6
+    if untagged.any():
+        raise InputError("expected 6 fields, the last the run tag (ndeval's syntax)", run.path,
+                         run.line(int(np.argmax(untagged))))
+    names = name_runs([run], source="tag")  # ndeval's runid is the run's tag
     topic = _run_topics(run)
     rows, pos = _ranking(run, topic, opts)
     run_topics = np.unique(topic[rows])
@@ -90,7 +97,7 @@ def _qrels_topics(sq: SubtopicQrels) -> list[str]:
     """The qrels' topics in numeric order; ndeval's topics are natural numbers."""
     seen: dict[int, str] = {}
     for qid, line in sorted(sq.first_line.items(), key=lambda item: item[1]):
-        if not (qid.isascii() and qid.isdigit()):
+        if not (qid.isascii() and qid.isdigit() and int(qid) <= NDEVAL_LARGEST):
             raise InputError(f"topic '{qid}' is not a number (ndeval's topics are numbers)",
                              sq.path, line)
         if int(qid) in seen:
@@ -117,7 +124,8 @@ def _count(n: int, what: str) -> str:
 def _topic_number(token: str) -> int | None:
     """ndeval's run topic: a number, or a number after the first '-' (``wt12-151``)."""
     digits = token if token[:1].isdigit() else token.partition("-")[2]
-    return int(digits) if digits.isascii() and digits.isdigit() else None
+    ok = digits.isascii() and digits.isdigit() and int(digits) <= NDEVAL_LARGEST
+    return int(digits) if ok else None
 
 
 def _run_topics(run: Run) -> np.ndarray:
@@ -139,11 +147,10 @@ def _ranking(run: Run, topic: np.ndarray, opts: NdevalOptions) -> tuple[np.ndarr
     -M; ties of rank and repeated docnos among the kept rows are InputErrors."""
     topics, dense = np.unique(topic, return_inverse=True)
     dense = dense.ravel()
-    if opts.traditional:  # the order is by score, but ndeval still reads the rank as a number
-        run.table.floats(3, "rank")
+    rank = natural_numbers(run.table, 3, "rank")  # -traditional too: ndeval reads it first
+    if opts.traditional:
         order = rank_rows(run.docno, dense, run.score, len(topics))
     else:
-        rank = _rank_numbers(run)
         order = np.lexsort((rank, topic))
         _repeated_rank(run, order, topic, rank)
     t = topic[order]
@@ -152,20 +159,6 @@ def _ranking(run: Run, topic: np.ndarray, opts: NdevalOptions) -> tuple[np.ndarr
     rows = order[keep]
     _repeated_docno(run, np.sort(rows), topic, dense)
     return rows, pos[keep]
-
-
-MAX_RANK_DIGITS = 15  # ranks below 10^15 are exact in a double
-
-
-def _rank_numbers(run: Run) -> np.ndarray:
-    """The rank column as integers >= 0 (ndeval's ranks are natural numbers)."""
-    ok = run.rank.digits_only() & (run.rank.lens <= MAX_RANK_DIGITS)
-    if not ok.all():
-        row = int(np.argmin(ok))
-        raise InputError(f"rank '{run.rank.text(row)}' is not a natural number below "
-                         f"10^{MAX_RANK_DIGITS} (ndeval orders by it; -traditional orders by "
-                         "score)", run.path, run.line(row))
-    return run.table.floats(3, "rank").astype(np.int64)
 
 
 def _repeated_rank(run: Run, order: np.ndarray, topic: np.ndarray, rank: np.ndarray) -> None:

@@ -65,15 +65,17 @@ def relevant_docnos(sq: SubtopicQrels, qid: str) -> set[str]:
 
 
 def encode_subtopics(sq: SubtopicQrels, qids: list[str], item_query: np.ndarray,
-                     item_docno: list[str]) -> SubtopicIndex:
-    """Index the subtopics of ``qids`` over items grouped by query (each relevant docno must
-    be an item of its query)."""
+                     item_docno: list[str], only: np.ndarray | None = None) -> SubtopicIndex:
+    """Index the subtopics of ``qids`` (of the query indices ``only``, if given: the others
+    get none) over items grouped by query (each relevant docno must be an item of its
+    query)."""
     bounds = np.searchsorted(item_query, np.arange(len(qids) + 1)).tolist()
     member_item: list[int] = []
     member_seg: list[int] = []
     seg_query: list[int] = []
     names: list[str] = []
-    for qi, qid in enumerate(qids):
+    for qi in range(len(qids)) if only is None else only.tolist():
+        qid = qids[qi]
         lo = bounds[qi]
         index = {d: lo + k for k, d in enumerate(item_docno[lo:bounds[qi + 1]])}
         relevant = sq.relevant(qid)

@@ -14,6 +14,36 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 DEMO = FIXTURES / "demo"
 PAPER = FIXTURES / "paper"
+# The user documentation: the README, then every reference page under docs/.
+DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def doc_headings(text: str) -> list[tuple[int, int, str]]:
+    """(line index, level, title) of every Markdown heading outside code fences."""
+    found, fence = [], False
+    for i, line in enumerate(text.split("\n")):
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and line.startswith("#"):
+            marks = len(line) - len(line.lstrip("#"))
+            if line[marks:marks + 1] == " ":
+                found.append((i, marks, line[marks + 1:].strip()))
+    return found
+
+
+def doc_section(title: str) -> str:
+    """The text under the one heading ``title`` in README.md or docs/*.md, up to the next
+    heading of the same or a higher level: examples are found wherever the page moves them."""
+    hits = []
+    for page in DOC_PAGES:
+        text = page.read_text()
+        heads = doc_headings(text)
+        for k, (i, level, name) in enumerate(heads):
+            if name == title:
+                end = next((j for j, lv, _ in heads[k + 1:] if lv <= level), None)
+                hits.append("\n".join(text.split("\n")[i:end]))
+    assert len(hits) == 1, f"heading {title!r} found {len(hits)} times in the docs"
+    return hits[0]
 
 
 @dataclass

@@ -8,9 +8,12 @@ Inputs are Python dicts: ``qrels[qid][docno] = grade`` (the effective grade) and
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytrec_eval
 
+# rpp and invrpp in exact rational arithmetic (dcgrpp's weights are irrational)
+EXACT = {"rpp": lambda i: Fraction(1), "invrpp": lambda i: Fraction(1, i)}
 PREFERENCES = {"rpp": lambda i: 1.0, "dcgrpp": lambda i: 1 / math.log2(i + 1),
                "invrpp": lambda i: 1 / i}
 # printed name -> trec_eval's -m name
@@ -33,6 +36,11 @@ def evaluated(qrels: dict) -> list[str]:
                   key=lambda q: q.encode("utf-8"))
 
 
+def judged(qrels: dict) -> list[str]:
+    """Every query of the qrels (trec_eval -c's query set), in trec_eval order."""
+    return sorted(qrels, key=lambda q: q.encode("utf-8"))
+
+
 def ranking(run: dict, qid: str) -> list[str]:
     """contract §2: score descending, equal scores by docno descending in byte (UTF-8) order.
     A query the run lacks is an empty ranking."""
@@ -41,8 +49,10 @@ def ranking(run: dict, qid: str) -> list[str]:
 
 
 def corpus_size(qrels: dict, runs: list, qid: str) -> int:
-    """contract §2: distinct docnos in every run's ranking of the query and every judged item."""
-    return len(set(qrels.get(qid, {})) | {d for run in runs for d, _ in run.get(qid, [])})
+    """contract §2 (paper §5.5): distinct docnos in every run's ranking of the query and its
+    relevant items."""
+    relevant = {d for d, g in qrels.get(qid, {}).items() if g > 0}
+    return len(relevant | {d for run in runs for d, _ in run.get(qid, [])})
 
 
 def positions(rank: dict[str, int], pop: list[str], n: int) -> list[int]:
@@ -55,8 +65,10 @@ def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
 
 
-def slow_preferences(qrels: dict, runs: list) -> dict[tuple, float]:
-    """{(measure, qid, a, b): RPP_measure(run a, run b)} for evaluated queries, a != b."""
+def slow_preferences(qrels: dict, runs: list, measures: dict | None = None) -> dict[tuple, float]:
+    """{(measure, qid, a, b): RPP_measure(run a, run b)} for evaluated queries, a != b;
+    ``measures`` (default :data:`PREFERENCES`) maps names to p(i | P) before normalisation:
+    with :data:`EXACT`'s Fractions the values are exact rationals."""
     out = {}
     for q in evaluated(qrels):
         rel = {d: g for d, g in qrels[q].items() if g > 0}
@@ -64,17 +76,17 @@ def slow_preferences(qrels: dict, runs: list) -> dict[tuple, float]:
         ranks = [{d: i + 1 for i, d in enumerate(ranking(run, q))} for run in runs]
         pops = [[d for d in rel if rel[d] >= lam] for lam in sorted(set(rel.values()))]
         total = sum(len(p) for p in pops)
-        for measure, disc in PREFERENCES.items():
+        for measure, disc in (measures or PREFERENCES).items():
             for a in range(len(runs)):
                 for b in range(len(runs)):
                     if a == b:
                         continue
-                    value = 0.0
+                    value = 0
                     for pop in pops:
                         fa, fb = positions(ranks[a], pop, n), positions(ranks[b], pop, n)
                         w = [disc(i) for i in range(1, len(pop) + 1)]
                         s = sum(wi * _sign(y - x) for wi, x, y in zip(w, fa, fb))
-                        value += len(pop) / total * s / sum(w)
+                        value += len(pop) * s / (total * sum(w))
                     out[(measure, q, a, b)] = value
     return out
 
@@ -141,12 +153,14 @@ def slow_rbp(qrels: dict, runs: list) -> dict[tuple, tuple[float, float]]:
 
 
 def trec_reference(qrels: dict, runs: list) -> dict[tuple, float]:
-    """{(printed measure, qid, r): value} straight from pytrec_eval, for evaluated queries;
-    a judged query missing from a run scores 0, as trec_eval -c counts it; grades as int.
-
-    Only the evaluated queries (and no empty ranking) are given to pytrec_eval: a query's
-    values do not depend on the others, and pytrec_eval 0.5.11 was seen to hang on a qrels
-    query without a relevant judgment after other evaluations in the same process."""
+    """{(printed measure, qid, r): value} for every query of the qrels (trec_eval -c's query
+    set, contract §6): straight from pytrec_eval for the queries with a relevant item; for the
+    others, num_ret is the ranking's length and the rest 0, since they count relevant items
+    retrieved; a query with only negative grades scores 0 on all (trec_eval stops on it,
+    contract §6; pytrec_eval
+    0.5.11 was seen to hang on such a query after other evaluations in one process); a judged
+    query missing from a run scores 0, as trec_eval -c counts it; grades as int. No empty
+    ranking is given to pytrec_eval."""
     qids = evaluated(qrels)
     qrels_int = {q: {d: int(g) for d, g in qrels[q].items()} for q in qids}
     out = {}
@@ -154,9 +168,11 @@ def trec_reference(qrels: dict, runs: list) -> dict[tuple, float]:
         evaluator = pytrec_eval.RelevanceEvaluator(qrels_int, set(TREC.values()))
         got = evaluator.evaluate({q: {d: float(s) for d, s in run[q]}
                                   for q in qids if run.get(q)})
-        for q in evaluated(qrels):
+        for q in judged(qrels):
             for name in TREC:
                 out[(name, q, r)] = got[q][name] if q in got else 0.0
+            if q not in qids and max(qrels[q].values()) >= 0:  # retrieved, none relevant
+                out[("num_ret", q, r)] = float(len(run.get(q, [])))
     return out
 
 
@@ -191,8 +207,8 @@ def expected_output(qrels: dict, runs: list, names: list[str]) -> dict[tuple, fl
                 want[(m, q, names[a])] = v
             want[(m, "all", names[a])] = sum(vals) / len(vals)
         for m in TREC:
-            vals = [trec[(m, q, a)] for q in qids]
-            for q, v in zip(qids, vals):
+            vals = [trec[(m, q, a)] for q in judged(qrels)]
+            for q, v in zip(judged(qrels), vals):
                 want[(m, q, names[a])] = v
             want[(m, "all", names[a])] = sum(vals) if m in SUMMED else sum(vals) / len(vals)
     return want

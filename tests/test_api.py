@@ -9,7 +9,7 @@ import pytest
 import rpp_cli
 from rpp_cli.errors import InputError
 
-from .conftest import DEMO, ROOT, parse_lines, rpp
+from .conftest import DEMO, ROOT, doc_section, parse_lines, rpp
 
 RUNS = [DEMO / "runs" / "bm25", DEMO / "runs" / "dpr", DEMO / "runs" / "monot5"]
 
@@ -97,13 +97,25 @@ def test_to_pandas_says_what_it_needs():
         assert len(frame) == len(res.records())
 
 
-def test_the_readme_example_runs(monkeypatch, capsys):
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Python API"):text.index("## Output formats")]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+def test_the_api_page_example_runs(monkeypatch, capsys):
+    code = re.search(r"```python\n(.*?)```", doc_section("Python API"), re.S).group(1)
     monkeypatch.chdir(ROOT)
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/api.md", "exec"), {})
     out = capsys.readouterr().out.splitlines()
     # q1 and q2: dense places every relevant item above bm25 does, so RPP(bm25, dense) = -1
     assert out[0] == "rpp bm25 dense -1.0"
     assert out[-1] == "104 [True, True]"  # 26 x (2 rpp + 2 rpp_win) rows; both p < 0.05
+
+
+def test_the_readme_example_runs(monkeypatch, capsys):
+    """The README's short example: one query, relevant d1 (grade 2) and d3 (grade 1), n = 3.
+    bm25 ranks d2, d1 and misses d3 (worst case: position 3); dense ranks d1, d3. Populations
+    >=1 {d1, d3}: bm25 at 2, 3 vs dense 1, 2, both levels dense's; >=2 {d1}: 2 vs 1, dense's.
+    RPP(bm25, dense) = (2 * -1 + 1 * -1) / 3 = -1; map: bm25 (1/2) / 2 = 0.25, dense 1.0."""
+    text = (ROOT / "README.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    monkeypatch.chdir(ROOT)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["rpp bm25 dense -1.0", "rpp dense bm25 1.0", "rpp_win bm25 None -1.0",
+                   "rpp_win dense None 1.0", "map bm25 None 0.25", "map dense None 1.0"]

@@ -56,16 +56,18 @@ RUN_B = "1 Q0 zz 1 5 b\n"
     ("1 0 d1 1\n", "1 Q0 d1 1 2 a\n1 Q0 yyyyyyyyy 2 1 a\n"),
     # the long docno judged and retrieved, a short one in the same run
     ("1 0 yyyyyyyyy 1\n", "1 Q0 yyyyyyyyy 1 2 a\n1 Q0 d1 2 1 a\n"),
-    # widths 2 / 17 / 40 in the qrels (one file), the run holds only the relevant one
+    # widths 2 / 17 / 40 in the qrels (one file) and in the run (the 17 and 40 judged 0)
     ("1 0 d1 1\n1 0 yyyyyyyyyyyyyyyyy 0\n1 0 " + "f" * 40 + " 0\n",
-     "1 Q0 d1 1 2 a\n1 Q0 " + "e" * 40 + " 2 1 a\n"),
+     "1 Q0 d1 1 4 a\n1 Q0 " + "e" * 40 + " 2 3 a\n1 Q0 yyyyyyyyyyyyyyyyy 3 2 a\n1 Q0 "
+     + "f" * 40 + " 4 1 a\n"),
 ])
 def test_docnos_of_different_widths_join(tmp_path, qrels, run_a):
     # Query 1 has one relevant item, which a ranks first (score 2 > 1) and b misses.
     # First two cases: n = |{relevant, the other docno of a, zz}| = 3, f_1(a) = 1,
     # f_1(b) = n - m + 1 = 3 - 1 + 1 = 3 -> rpp(a, b) = sgn(3 - 1) = 1, asl(a) = 1,
     # asl(b) = 3, map(a) = 1, map(b) = 0.
-    # Third case: n = |{d1, y*17, f*40, e*40, zz}| = 5: f_1(b) = 5, the rest as above.
+    # Third case: n = |{d1, e*40, y*17, f*40, zz}| = 5 (the rankings; contract §2):
+    # f_1(b) = 5, the rest as above.
     f = _files(tmp_path, qrels=qrels, a=run_a, b=RUN_B)
     got = _ok("eval", "-q", "-m", "rpp", "-m", "asl", "-m", "map", f["qrels"], f["a"], f["b"])
     n = 5 if "f" * 40 in qrels else 3
@@ -359,16 +361,18 @@ def _prefixed(length: int) -> dict[str, str]:
 
 def _corpus_files(tmp_path: Path, lengths: list[int]):
     # For each length L, query L: judged Pa (grade 1, the only relevant item), Pb and Pc
-    # (grade 0); run a retrieves Pd Pe P Paa (all unjudged, scores 4 3 2 1), run b retrieves
-    # Pg then Pa (scores 2, 1).
-    # n = |{Pa, Pb, Pc, Pd, Pe, P, Paa, Pg}| = 8 (exact, whatever the prefix):
+    # (grade 0); run a retrieves Pd Pe P Paa (unjudged) Pb Pc (scores 6 5 4 3 2 1), run b
+    # retrieves Pg then Pa (scores 2, 1).
+    # n = |rankings ∪ relevant| = |{Pd, Pe, P, Paa, Pb, Pc, Pg, Pa}| = 8 (exact, whatever
+    # the prefix):
     # asl(a) = f_1(a) = n - m + 1 = 8 - 1 + 1 = 8 (a misses Pa), asl(b) = 2 (Pa at rank 2),
     # rpp(a, b) = sgn(2 - 8) = -1.
     q, a, b = [], [], []
     for L in lengths:
         d = _prefixed(L)
         q += [f"{L} 0 {d['a']} 1", f"{L} 0 {d['b']} 0", f"{L} 0 {d['c']} 0"]
-        a += [f"{L} Q0 {d[k]} {i + 1} {4 - i} a" for i, k in enumerate(["d", "e", "P", "aa"])]
+        a += [f"{L} Q0 {d[k]} {i + 1} {6 - i} a"
+              for i, k in enumerate(["d", "e", "P", "aa", "b", "c"])]
         b += [f"{L} Q0 {d['g']} 1 2 b", f"{L} Q0 {d['a']} 2 1 b"]
     return _files(tmp_path, qrels="\n".join(q) + "\n", a="\n".join(a) + "\n",
                   b="\n".join(b) + "\n")
@@ -408,6 +412,20 @@ def test_corpus_size_counts_an_item_once_across_runs_and_qrels(tmp_path):
     assert got[("asl", "7", "a")] == 2
     assert got[("asl", "7", "b")] == 2
     assert got[("asl", "7", "c")] == 3
+
+
+def test_corpus_size_is_rankings_and_relevant_items_only(tmp_path):
+    """contract §2 (paper §5.5): n = |rankings ∪ relevant items|. Query 7 judges a (2), d (1),
+    b and c (0); a and d are unretrieved, run x retrieves e g, y retrieves f.
+    Default: n = |{e, g, f} ∪ {a, d}| = 5 (b, c not counted; counting every judged item gave
+    7); m = 2, both missed: f = 5 - 2 + 1 = 4 and 5 -> asl 4.5 for both runs.
+    -l 2: the relevant items are {a}: n = |{e, g, f, a}| = 4, f = 4 - 1 + 1 = 4 -> asl 4."""
+    f = _files(tmp_path, qrels="7 0 a 2\n7 0 b 0\n7 0 c 0\n7 0 d 1\n",
+               x="7 Q0 e 1 2 x\n7 Q0 g 2 1 x\n", y="7 Q0 f 1 1 y\n")
+    got = _ok("eval", "-m", "asl", f["qrels"], f["x"], f["y"])
+    assert got[("asl", "all", "x")] == got[("asl", "all", "y")] == 4.5
+    at2 = _ok("eval", "-l", "2", "-m", "asl", f["qrels"], f["x"], f["y"])
+    assert at2[("asl", "all", "x")] == 4
 
 
 # ---------------------------------------------------------------------------------------------

@@ -226,7 +226,6 @@ def _start_and_wait_for_workers(paths: list[str]) -> tuple[subprocess.Popen, lis
     raise AssertionError("rpp finished before any worker process was seen")
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
 def test_killing_a_worker_of_rpp_eval_ends_it_with_one_line(big_collection):
     proc, kids = _start_and_wait_for_workers(big_collection)
     os.kill(kids[0], signal.SIGKILL)
@@ -238,7 +237,6 @@ def test_killing_a_worker_of_rpp_eval_ends_it_with_one_line(big_collection):
     assert "Traceback" not in err.decode()
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
 def test_ctrl_c_ends_rpp_and_its_workers_with_130(big_collection):
     proc, kids = _start_and_wait_for_workers(big_collection)
     proc.send_signal(signal.SIGINT)
@@ -266,3 +264,21 @@ def test_a_bad_shard_size_is_a_one_line_error(tmp_path, monkeypatch):
     assert res.code == 2 and res.out == ""
     assert res.err.endswith("rpp: RPP_SHARD_QUERIES='some': expected a positive number of "
                             "queries\n")
+
+
+def test_a_worker_dead_before_its_next_shard_is_an_error_naming_it():
+    """The parent hands a shard to a worker that died while idle: the broken pipe is the
+    worker's death (status 3, its pid and signal), not a closed stdout (141)."""
+    from multiprocessing import Pipe
+
+    from rpp_cli.engine import WorkerDied, _send
+
+    parent, child = Pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.kill(os.getpid(), signal.SIGKILL)
+    child.close()
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # dead, not yet reaped
+    with pytest.raises(WorkerDied, match=rf"worker process {pid} died \(killed by signal 9 "
+                                         r"\(SIGKILL\)\) while working on shard 3 of 5"):
+        _send(parent, pid, 2, 5)

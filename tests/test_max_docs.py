@@ -8,8 +8,9 @@ from .conftest import parse_lines, rpp
 
 def test_truncation_by_hand(tiny):
     """q1: r1, r2 relevant; a = x1 r1 x2 r2. With -M 2, a keeps x1 r1: map = (1/2) / 2 = 0.25
-    (r2 now missed), num_ret = 2; b = r2 keeps r2. asl with n = 4 items (x1 x2 r1 r2):
-    a: f = 2, 4 - 2 + 2 = 4 -> 3; b: 1, 4 -> 2.5. Without -M, a's map is (1/2 + 2/4) / 2 = 0.5."""
+    (r2 now missed), num_ret = 2; b = r2 keeps r2. asl with n = 3 items, the rankings as cut
+    and the relevant items (x1 r1 r2; x2 was cut, contract §2): a: f = 2, 3 - 2 + 2 = 3 -> 2.5;
+    b: 1, 3 -> 2. Without -M, a's map is (1/2 + 2/4) / 2 = 0.5."""
     qrels, runs = tiny([("q1", "r1", 1), ("q1", "r2", 1)],
                        {"a": {"q1": ["x1", "r1", "x2", "r2"]}, "b": {"q1": ["r2"]}})
     res = rpp("eval", "-M", "2", "-m", "map", "-m", "num_ret", "-m", "asl", "--precision", "6",
@@ -18,8 +19,8 @@ def test_truncation_by_hand(tiny):
     got = parse_lines(res.out)
     assert got[("map", "all", "a")] == 0.25
     assert got[("num_ret", "all", "a")] == 2
-    assert got[("asl", "all", "a")] == 3
-    assert got[("asl", "all", "b")] == 2.5
+    assert got[("asl", "all", "a")] == 2.5
+    assert got[("asl", "all", "b")] == 2
     full = parse_lines(rpp("eval", "-m", "map", qrels, *runs).out)
     assert full[("map", "all", "a")] == 0.5
 
@@ -55,3 +56,29 @@ def test_bad_values(tiny, value):
 def test_every_evaluating_command_takes_it(command):
     res = rpp(command, "--help")
     assert "-M, --max-docs K" in res.out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_cut_by_M_equals_runs_cut_beforehand(tmp_path, seed: int) -> None:
+    """On realistic collections, ``-M K`` prints what the same runs cut to their top K (§2
+    order) print: the corpus size n is counted over the rankings as cut (contract §2)."""
+    from .realistic import generate, write_collection
+    from .reference import ranking
+
+    coll = generate(seed)
+    k = 1 + seed % 4
+    qrels, runs = write_collection(coll, tmp_path / "full", "mixed")
+    cut = []
+    for tag, run in zip(coll.tags, coll.runs):
+        path = tmp_path / tag
+        scores = {q: dict(docs) for q, docs in run.items()}
+        path.write_text("".join(f"{q} Q0 {d} {i + 1} {scores[q][d]!r} {tag}\n"
+                                for q in run for i, d in enumerate(ranking(run, q)[:k])))
+        cut.append(path)
+    names = [x for t in coll.tags for x in ("--name", t)]
+    args = ["eval", "-q", "--precision", "12", "-m", "rpp", "-m", "dcgrpp", "-m", "asl",
+            "-m", "rrlexiprecision", *names]
+    by_m = rpp(*args, "-M", str(k), qrels, *runs)
+    before = rpp(*args, qrels, *cut)
+    assert by_m.code == before.code == 0, (by_m.err, before.err)
+    assert by_m.out == before.out

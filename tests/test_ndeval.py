@@ -79,11 +79,12 @@ def test_options_in_ndeval_order_and_clusters():
     assert res.out == (GOLDEN / "demo.bm25.M5.csv").read_text()
 
 
-def test_untagged_run_is_named_after_its_file(tmp_path):
+def test_untagged_run_is_refused_as_ndeval_refuses_it(tmp_path):
+    """ndeval needs 6 fields ("syntax error in run file", exit 1)."""
     (tmp_path / "q").write_text("1 1 a 1\n")
-    (tmp_path / "myrun").write_text("1 Q0 a 1 2.0\n")
-    res = rpp("ndeval", tmp_path / "q", tmp_path / "myrun")
-    assert res.out.splitlines()[1].startswith("myrun,1,")
+    (tmp_path / "myrun").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0\n")
+    one_error_line(rpp("ndeval", tmp_path / "q", tmp_path / "myrun"),
+                   r"rpp: .*/myrun:2: expected 6 fields, the last the run tag \(ndeval's syntax\)")
 
 
 def test_runid_is_the_tag_as_in_ndeval(tmp_path):
@@ -96,7 +97,8 @@ def test_runid_is_the_tag_as_in_ndeval(tmp_path):
 
 # ---------------------------------------------------------------- bad input
 def one_error_line(res, pattern: str) -> None:
-    assert res.code == 2, (res.code, res.out, res.err)
+    """ndeval's exit status for every error is 1 (its error()), and so is rpp ndeval's."""
+    assert res.code == 1, (res.code, res.out, res.err)
     assert res.out == ""
     errors = [line for line in res.err.splitlines() if not line.startswith("rpp: note:")]
     assert len(errors) == 1 and "Traceback" not in res.err, res.err
@@ -131,8 +133,10 @@ def test_run_topic_must_be_a_number(files):
 
 def test_rank_must_be_a_natural_number(files):
     q, r = files("1 1 a 1\n", "1 Q0 a 1 1 t\n1 Q0 b 1.5 1 t\n")
-    one_error_line(rpp("ndeval", q, r), r"rpp: .*/r:2: rank '1.5' is not a natural number .*")
-    assert rpp("ndeval", "-traditional", q, r).code == 0  # ranks unused
+    one_error_line(rpp("ndeval", q, r), r"rpp: .*/r:2: rank '1.5' is not a natural number up "
+                                        r"to 1000009 \(ndeval's syntax\)")
+    # ndeval reads the rank before -traditional reorders by score
+    one_error_line(rpp("ndeval", "-traditional", q, r), r"rpp: .*/r:2: rank '1.5' .*")
 
 
 def test_repeated_rank(files):
@@ -166,4 +170,80 @@ def test_bad_qrels_lines(files):
 def test_bad_options_are_usage_errors(files, opts):
     q, r = files("1 1 a 1\n", "1 Q0 a 1 1 t\n")
     res = rpp("ndeval", *opts, q, r)
-    assert res.code == 2 and res.out == "" and "Traceback" not in res.err
+    assert res.code == 1 and res.out == "" and "Traceback" not in res.err  # ndeval: exit 1
+
+
+# ------------------------------------------------ what ndeval itself accepts and rejects
+MALFORMED = GOLDEN / "malformed"
+
+
+def _malformed_cases() -> list[tuple[str, str, int]]:
+    lines = (MALFORMED / "CASES").read_text().splitlines()
+    return [(n, o, int(rc)) for n, o, rc in (line.split("\t") for line in lines
+                                             if line and not line.startswith("#"))]
+
+
+@pytest.mark.parametrize("name,opt,status", _malformed_cases(),
+                         ids=[f"{n}{o}" for n, o, _ in _malformed_cases()])
+def test_malformed_runs_exit_as_ndeval_exits(name: str, opt: str, status: int) -> None:
+    """Each run of tests/golden/malformed as the real ndeval took it: refused with exit 1
+    (one error line, nothing on stdout), or accepted with the same output byte for byte."""
+    res = rpp("ndeval", *opt.split(), MALFORMED / "qrels", MALFORMED / f"{name}.run")
+    assert res.code == status, (res.code, res.err)
+    if status:
+        errors = [line for line in res.err.splitlines() if not line.startswith("rpp: note:")]
+        assert res.out == "" and len(errors) == 1 and errors[0].startswith("rpp: "), res.err
+    else:
+        assert res.out == (MALFORMED / f"{name}{opt}.csv").read_text()
+
+
+def test_malformed_cases_cover_the_issue() -> None:
+    """A rank of 1.5 (issue 17.7), with and without -traditional, is among the cases."""
+    cases = {(n, o): rc for n, o, rc in _malformed_cases()}
+    assert cases[("rank_float", "")] == cases[("rank_float", "-traditional")] == 1
+    assert "1.5" in (MALFORMED / "rank_float.run").read_text()
+
+
+@pytest.mark.parametrize("opts,golden", [((), "twins.default.csv"),
+                                         (("-c", "-traditional"), "twins.c-traditional.csv")])
+def test_subtopics_01_and_1_are_one_subtopic_as_in_ndeval(opts, golden) -> None:
+    """twins.qrels writes subtopics 1/01, 2/002, 3/03 and 10/010/0010: ndeval reads them as
+    numbers (one subtopic each) and so does rpp ndeval, byte for byte."""
+    res = rpp("ndeval", *opts, GOLDEN / "twins.qrels", GOLDEN / "twins.run")
+    assert res.code == 0, res.err
+    assert res.out == (GOLDEN / golden).read_text()
+
+
+def test_subtopic_twins_hand_worked(files) -> None:
+    """Topic 1: subtopics '1' (doc a) and '01' (doc b) are one subtopic {a, b}. The run ranks
+    a, b: strec@5 = 1 (its one subtopic found); MAP-IA = (1/1 + 2/2) / 2 = 1. Read as two
+    subtopics, MAP-IA would be (1 + 1/2) / 2 = 0.75."""
+    q, r = files("1 1 a 1\n1 01 b 1\n", "1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n")
+    res = rpp("ndeval", q, r)
+    header, row = res.out.splitlines()[:2]
+    values = dict(zip(header.split(","), row.split(",")))
+    assert values["MAP-IA"] == "1.000000" and values["strec@5"] == "1.000000"
+
+
+@pytest.mark.parametrize("qrels,pattern", [
+    ("1 x a 1\n", r"rpp: .*/q:1: subtopic 'x' is not a natural number up to 1000009 .*"),
+    ("1 1 a 1.5\n", r"rpp: .*/q:1: grade '1.5' is not an integer \(ndeval's syntax\)"),
+    ("1 1 a 1\n1 1000010 b 1\n", r"rpp: .*/q:2: subtopic '1000010' is not a natural .*"),
+    ("1000010 1 a 1\n", r"rpp: .*/q:1: topic '1000010' is not a number .*"),
+])
+def test_qrels_ndeval_refuses(files, qrels: str, pattern: str) -> None:
+    """Subtopics and grades ndeval reads as natural numbers ("syntax error in qrel file",
+    exit 1); rpp ndeval refuses them alike (negative grades stay a noted difference)."""
+    q, r = files(qrels, "1 Q0 a 1 1 t\n")
+    one_error_line(rpp("ndeval", q, r), pattern)
+
+
+def test_rpp_eval_notes_subtopic_ids_that_are_one_number() -> None:
+    """rpp's own measures read subtopic ids as tokens (contract §1): '01' and '1' stay two
+    subtopics there, and a note says ndeval would merge them: 1/01, 2/002, 10/010, 10/0010
+    (3/03: subtopic 3 has no relevant item) make 4 pairs."""
+    res = rpp("eval", "-m", "st-rpp", "--subtopics", GOLDEN / "twins.qrels",
+              GOLDEN / "twins.run", GOLDEN / "twins.run", "--name", "a", "--name", "b")
+    assert res.code == 0, res.err
+    assert ("4 pairs of subtopic ids are one number (query 151: '1' and '01'): distinct "
+            "subtopics here, one to ndeval (rpp ndeval merges them)") in res.err

@@ -50,7 +50,7 @@ def slow_rpp(qrels, runs, measure):
         rel = {d: g for d, g in qrels[q].items() if g > 0}
         if not rel:
             continue
-        union = set(qrels[q]) | {d for run in runs for d, _ in run[q]}
+        union = set(rel) | {d for run in runs for d, _ in run[q]}  # §2: rankings, relevant
         n = len(union)
         ranks = []
         for run in runs:
@@ -76,13 +76,14 @@ def slow_rpp(qrels, runs, measure):
 
 
 def slow_asl(qrels, runs):
-    """Mean worst-case position of the relevant items, n = union of runs and judged items."""
+    """Mean worst-case position of the relevant items, n = union of rankings and relevant
+    items (contract §2)."""
     out = {}
     for q in QIDS:
         rel = [d for d, g in qrels[q].items() if g > 0]
         if not rel:
             continue
-        n = len(set(qrels[q]) | {d for run in runs for d, _ in run[q]})
+        n = len(set(rel) | {d for run in runs for d, _ in run[q]})
         for r, run in enumerate(runs):
             order = sorted(run[q], key=lambda x: (x[1], x[0].encode()), reverse=True)
             rank = {d: i + 1 for i, (d, _) in enumerate(order)}

@@ -1,4 +1,4 @@
-"""The README's `rpp check` example runs as written and does what it says."""
+"""The documented `rpp check` example (docs/ci.md) runs as written and does what it says."""
 from __future__ import annotations
 
 import os
@@ -6,13 +6,11 @@ import re
 import subprocess
 import sys
 
-from .conftest import ROOT
+from .conftest import ROOT, doc_section
 
 
 def test_readme_check_example(tmp_path):
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Regression gate: `rpp check`"):]
-    section = section[:section.index("\n## ", 5)]
+    section = doc_section("Regression gate: `rpp check`")
     (block,) = [b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if "candidate.run" in b]
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
     env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}

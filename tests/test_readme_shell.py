@@ -1,5 +1,5 @@
-"""The README's section on output formats, plots and shell use: every ``sh`` example runs as
-written (bash, ``set -euo pipefail``) and does what the text says."""
+"""The docs page on output formats, plots and shell use (docs/formats.md): every ``sh``
+example runs as written (bash, ``set -euo pipefail``) and does what the text says."""
 from __future__ import annotations
 
 import fcntl
@@ -17,17 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import ROOT, doc_section
 
-SECTION = "## Output formats, plots and shell use"
+SECTION = "Output formats, plots and shell use"
 
 
 def examples() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index(SECTION):]
-    following = section.find("\n## ", len(SECTION))
-    section = section if following < 0 else section[:following]
-    return re.findall(r"```sh\n(.*?)```", section, re.S)
+    return re.findall(r"```sh\n(.*?)```", doc_section(SECTION), re.S)
 
 
 def run(block: str, cwd: Path) -> subprocess.CompletedProcess:

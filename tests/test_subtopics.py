@@ -92,16 +92,18 @@ def test_subtopic_only_items_join_st_rpp_but_not_graded_measures(tmp_path):
                                                             abs=1e-12)
 
 
-def test_items_judged_only_in_subtopic_qrels_count_in_the_corpus_size(tmp_path):
+def test_items_relevant_only_in_subtopic_qrels_count_in_the_corpus_size(tmp_path):
+    """contract §2: n = |rankings ∪ relevant items|; y is relevant to subtopic 1 only (an
+    item of ST-RPP), z judged non-relevant and retrieved by no run: not counted."""
     q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
-    s = write_subtopics(tmp_path / "sub", [("q1", 1, "a", 1), ("q1", 1, "y", 0),
+    s = write_subtopics(tmp_path / "sub", [("q1", 1, "a", 1), ("q1", 1, "y", 1),
                                            ("q1", 2, "z", 0)])
     a = write_run(tmp_path / "A", {"q1": ["x"]}, "A")
     b = write_run(tmp_path / "B", {"q1": ["a"]}, "B")
     plain = parse_lines(rpp("eval", "-m", "asl", q, a, b).out)
     with_sub = parse_lines(rpp("eval", "-m", "asl", "--subtopics", s, q, a, b).out)
     assert plain[("asl", "all", "A")] == 2  # n = |{x, a}|: a sits at n - 1 + 1
-    assert with_sub[("asl", "all", "A")] == 4  # n = |{x, a, y, z}|
+    assert with_sub[("asl", "all", "A")] == 3  # n = |{x, a, y}|
 
 
 def test_qrels_omitted_or_dash_uses_the_largest_subtopic_grade(tmp_path):
@@ -183,8 +185,8 @@ def slow_st_rpp(qrels, sub, runs):
         pops = [sorted({d for qq, tt, d, g in sub if qq == q and tt == t and g > 0})
                 for t in (1, 2, 3)]
         pops = [p for p in pops if p] + [rel]
-        judged = set(qrels[q]) | {d for qq, _, d, _ in sub if qq == q}
-        n = len(judged | {d for run in runs for d in run[q]})
+        relevant = {d for pop in pops for d in pop}  # to a subtopic or in the qrels
+        n = len(relevant | {d for run in runs for d in run[q]})
 
         def f(run, pop):
             got = sorted(run[q].index(d) + 1 for d in pop if d in run[q])
@@ -217,9 +219,9 @@ def test_st_rpp_matches_literal_spec(tmp_path, coll):
                    True, [])
     expected = slow_st_rpp(qrels, sub, runs)
     for (name, qid, a, b), value in expected.items():
-        qi = ctx.collection.qids.index(qid)
+        qi = ctx.collection.evaluated_qids.index(qid)  # tensors: the evaluated queries
         assert ctx.tensors[name][qi, a, b] == pytest.approx(value, abs=1e-9)
-    assert len(expected) == 3 * len(ctx.collection.qids) * len(runs) ** 2
+    assert len(expected) == 3 * len(ctx.collection.evaluated) * len(runs) ** 2
 
 
 def test_compare_and_meta_take_subtopics():
@@ -242,3 +244,17 @@ def test_compare_and_meta_take_subtopics():
     assert meta.code == 0, meta.err
     assert {k[:3] for k in parse_lines(meta.out)} >= {("power_ttest", "all", "st-rpp"),
                                                        ("power_ttest", "all", "alpha-nDCG@20")}
+
+
+def test_query_without_main_relevant_item_but_subtopic_relevant_ones(tmp_path):
+    """Query 2 judges a as 0 in the main qrels but a is relevant to its subtopic 2: rpp's
+    measures skip query 2 (no relevant item, contract §1), trec_eval's map keeps it (0):
+    map(A) = (1 + 0) / 2 = 0.5; st-rpp on query 1 only: both place a first, 0."""
+    q = write_qrels(tmp_path / "qrels", [("1", "a", 1), ("2", "a", 0)])
+    s = write_subtopics(tmp_path / "sub", [("2", 2, "a", 1), ("1", 1, "a", 1)])
+    runs = [write_run(tmp_path / t, {"1": ["a"], "2": ["a"]}, t) for t in ("A", "B")]
+    res = rpp("eval", "-q", "-m", "st-rpp", "-m", "map", "--subtopics", s, q, *runs)
+    assert res.code == 0, res.err
+    got = parse_lines(res.out)
+    assert got[("map", "all", "A")] == 0.5 and ("st-rpp", "2", "A", "B") not in got
+    assert got[("st-rpp", "1", "A", "B")] == 0

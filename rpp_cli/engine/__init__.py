@@ -131,7 +131,7 @@ class Processes:
             nonlocal given
             while idle and given < min(n, following + 2 * n_workers) and not failed:
                 conn, pid = idle.pop()
-                conn.send(given)
+                _send(conn, pid, given, n)
                 busy[conn] = (pid, given)
                 given += 1
 
@@ -214,14 +214,27 @@ def _portable(err: BaseException) -> BaseException:
         return RuntimeError(f"{type(err).__name__}: {err}")
 
 
+def _send(conn: Connection, pid: int, shard: int, n: int) -> None:
+    """Give a worker its next shard; its death (the pipe closed) is WorkerDied, naming it."""
+    try:
+        conn.send(shard)
+    except OSError:  # BrokenPipeError: the worker died since its last reply
+        raise _died(pid, shard, n) from None
+
+
 def _receive(conn: Connection, pid: int, shard: int, n: int) -> tuple[int, bool, object]:
     """A worker's reply; its death (the pipe closed first) is WorkerDied, naming it."""
     try:
         return conn.recv()
     except (EOFError, OSError):
-        _, status = os.waitpid(pid, 0)
-        raise WorkerDied(f"worker process {pid} died ({_status_text(status)}) while working "
-                         f"on shard {shard + 1} of {n}; nothing was written for it") from None
+        raise _died(pid, shard, n) from None
+
+
+def _died(pid: int, shard: int, n: int) -> WorkerDied:
+    """The error for worker ``pid``, dead while it held (or was being given) ``shard``."""
+    _, status = os.waitpid(pid, 0)
+    return WorkerDied(f"worker process {pid} died ({_status_text(status)}) while working "
+                      f"on shard {shard + 1} of {n}; nothing was written for it")
 
 
 def _status_text(status: int) -> str:

@@ -83,6 +83,26 @@ def read_qrels(path: str) -> Qrels:
     return judgments(table, read_grades(table))[0]
 
 
+# ndeval's naturalNumber: ASCII digits, refused once the value read so far exceeds 100000
+# before another digit, so the largest accepted is 1000009.
+NDEVAL_LARGEST = 1000009
+
+
+def natural_numbers(table: Table, field: int, what: str) -> np.ndarray:
+    """Field ``field`` as ndeval reads it (naturalNumber): int64 values; the first token that
+    is not one is an InputError naming its line, as ndeval's "syntax error"."""
+    col = table.column(field)
+    digits = col.digits_only()
+    values = np.zeros(len(col))
+    values[digits] = table.floats(field, what, np.flatnonzero(digits))
+    ok = digits & (np.floor(values / 10) <= NDEVAL_LARGEST // 10)
+    if not ok.all():
+        row = int(np.argmin(ok))
+        raise InputError(f"{what} '{col.text(row)}' is not a natural number up to "
+                         f"{NDEVAL_LARGEST} (ndeval's syntax)", table.path, table.line(row))
+    return values.astype(np.int64)
+
+
 SUBTOPIC_FORMAT = "subtopic qrels: qid subtopic docno grade"
 NO_SUBTOPIC = (b"0", b"Q0")  # contract §1: a line with this subtopic id carries no subtopic
 
@@ -99,22 +119,46 @@ class SubtopicQrels:
     no_subtopic_relevant: int  # lines with subtopic 0/Q0 and a positive grade
     negative: int  # lines with a negative grade (non-relevant; ndeval rejects them)
 
+    def numeric_twins(self) -> list[tuple[str, str, str]]:
+        """(qid, subtopic, subtopic) for subtopic ids of one query that differ as text but are
+        one number (``01`` and ``1``): two subtopics here, one to ndeval."""
+        out = []
+        for qid, subs in self.relevant_docs.items():
+            seen: dict[int, str] = {}
+            for sub in subs:
+                if sub.isascii() and sub.isdigit():
+                    if int(sub) in seen:
+                        out.append((qid, seen[int(sub)], sub))
+                    seen.setdefault(int(sub), sub)
+        return out
+
     def relevant(self, qid: str) -> dict[str, list[str]]:
         """Subtopic -> docnos relevant to it (grade > 0), for the subtopics that have any."""
         return self.relevant_docs.get(qid, {})
 
 
-def read_subtopic_qrels(path: str) -> SubtopicQrels:
+def read_subtopic_qrels(path: str, ndeval: bool = False) -> SubtopicQrels:
     """Read TREC Web track subtopic qrels (plain, gzip or ``-``); bad lines raise InputError.
 
-    Only the relevant lines (a few per judged item) become Python objects."""
+    With ``ndeval``, subtopics are read as ndeval reads them, natural numbers (``01`` and
+    ``1`` are one subtopic, named ``1``), and grades must be integers. Only the relevant lines
+    (a few per judged item) become Python objects."""
     table = split(path, (0, 1, 2, 3), (4,), SUBTOPIC_FORMAT)
     grades = read_grades(table)
+    if ndeval:
+        whole = grades == np.trunc(grades)
+        if not whole.all():
+            row = int(np.argmin(whole))
+            raise InputError(f"grade '{table.column(3).text(row)}' is not an integer (ndeval's "
+                             "syntax)", path, table.line(row))
+        number = natural_numbers(table, 1, "subtopic")
     overall, code = judgments(table, grades)
     sub = table.column(1)
     no_sub = np.zeros(len(table), dtype=bool)
     for token in NO_SUBTOPIC:
         no_sub |= _equals(sub, token)
+    if ndeval:
+        no_sub = number == 0  # 0, 00, ...: one value to ndeval
     if no_sub.all():
         raise InputError("no subtopics: every line's subtopic is 0 or Q0 (ad hoc qrels given "
                          "as subtopic qrels?)", path=path)
@@ -124,7 +168,8 @@ def read_subtopic_qrels(path: str) -> SubtopicQrels:
     relevant_docs: dict[str, dict[str, set[str]]] = {}
     qcol, dcol = table.column(0), table.column(2)
     for r in rel.tolist():
-        relevant_docs.setdefault(qcol.text(r), {}).setdefault(sub.text(r), set()).add(dcol.text(r))
+        name = str(number[r]) if ndeval else sub.text(r)
+        relevant_docs.setdefault(qcol.text(r), {}).setdefault(name, set()).add(dcol.text(r))
     first = np.flatnonzero(first_seen(Dictionary().add(qcol)))
     first_line = dict(zip((qcol.text(r) for r in first.tolist()), table.lines(first).tolist()))
     return SubtopicQrels(path, {q: {t: sorted(d, key=_bytes) for t, d in subs.items()}

@@ -248,8 +248,6 @@ def collection_lists(coll, r: int, member: np.ndarray) -> np.ndarray:
 @family("diversity")
 def compute(ctx, measures: list[Measure]) -> None:
     """ndeval's measures per query and run; ``all`` is the mean over evaluated queries."""
-    from ..aggregate import add_metric
-
     coll = ctx.collection
     index = require(coll, f"measure '{measures[0].name}'")
     scorer = Scorer.prepare(Judgments.from_index(index, coll.item_query, coll.item_docno))
@@ -258,8 +256,8 @@ def compute(ctx, measures: list[Measure]) -> None:
                        for r in range(len(coll.run_names))], axis=1)  # (Q, R, 21)
     for m in measures:
         per_query = values[:, :, NAMES.index(m.name)]
-        add_metric(ctx.results, m.name, per_query, ctx.per_query)
-        ctx.metrics[m.name] = per_query
-    if any(m.name == "nNRBP" for m in measures) and scorer.undefined.any():
-        n = int(scorer.undefined.sum())
+        ctx.add_metric(m.name, per_query)
+    undefined = coll.on_evaluated(scorer.undefined)
+    if any(m.name == "nNRBP" for m in measures) and undefined.any():
+        n = int(undefined.sum())
         ctx.notes.append(undefined_note(f"{n} {'query' if n == 1 else 'queries'}"))

@@ -105,8 +105,6 @@ def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
 def compute(ctx, measures: list[Measure]) -> None:
     """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results
     (every user model of one method from one walk of its interleavings)."""
-    from ..aggregate import add_preference
-
     coll = ctx.collection
     docs, bounds = run_layout(coll)
     rel = relevant_codes(coll, docs)
@@ -115,5 +113,4 @@ def compute(ctx, measures: list[Measure]) -> None:
         tensors = offline_interleaving(docs, bounds, rel, [m.options["stop"] for m in chosen],
                                        ctx.jobs, method)
         for m, per_query in zip(chosen, tensors):
-            add_preference(ctx.results, m.name, per_query, ctx.per_query)
-            ctx.tensors[m.name] = per_query
+            ctx.add_preference(m.name, per_query)

@@ -82,13 +82,11 @@ def lexicographic(positions: np.ndarray, pops: Populations, n_queries: int, dire
 @family("lexicographic")
 def compute(ctx, measures: list[Measure]) -> None:
     """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results."""
-    from ..aggregate import add_preference
-
     coll = ctx.collection
     pops = relevant_population(coll.item_query, coll.relevant)
     positions = worst_case_positions(coll.ranks, pops, coll.corpus_size)
     for m in measures:
-        per_query = lexicographic(positions, pops, len(coll.qids), m.options["direction"],
+        per_query = lexicographic(positions, coll.by_evaluated(pops), len(coll.evaluated),
+                                  m.options["direction"],
                                   m.options["value"])
-        add_preference(ctx.results, m.name, per_query, ctx.per_query)
-        ctx.tensors[m.name] = per_query
+        ctx.add_preference(m.name, per_query)

@@ -81,30 +81,67 @@ def pair_blocks(positions: np.ndarray, pops: Populations, n_queries: int
         q0 = q1
 
 
+# Unit roundoff of float64. A weighted sum whose magnitude is within
+# TIE_ROUNDOFFS(L) * U * Σ|w| of zero is a tie (contract §4): see :func:`pairwise`.
+U = 2.0 ** -53
+
+
+def tie_bound(n_levels: np.ndarray) -> np.ndarray:
+    """Relative bound, per query of ``n_levels`` levels, on the float error of a weighted RPP:
+    recursive summation of k <= L signed weights errs by at most (L - 1)·u·Σ|w| (Higham,
+    Accuracy and Stability, §4.2), and each weight p(P)·g(i)/Σ_j g(j) carries at most
+    (L + 6)·u of relative error from its own arithmetic (a sum of <= L terms, a log2, three
+    products and quotients), so the computed sum is within (2L + 5)·u·Σ|w| of the exact one.
+    Twice that is the bound: no float leftover passes it, and an exact non-zero RPP below it
+    (under 2.3e-13 for 500 levels) is beyond what float64 weights can resolve."""
+    return 2.0 * (2.0 * n_levels + 5.0) * U
+
+
 def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
-             n_queries: int) -> np.ndarray:
+             n_queries: int, uniform: np.ndarray | None = None) -> np.ndarray:
     """RPP of every ordered run pair on every query: (M, Q, R, R) for M weight columns.
 
-    ``positions`` is (R, L) from :func:`worst_case_positions`, ``weights`` (L, M). Only pairs
-    a < b are computed; RPP(b, a) = -RPP(a, b) fills the rest exactly.
+    ``positions`` is (R, L) from :func:`worst_case_positions`, ``weights`` (L, M); ``uniform``
+    (M,) marks the columns of uniform RPP, computed exactly from integer counts: every level
+    of a query weighs 1 / (its number of levels), so RPP = (Σ signs) / levels and a tie is
+    exactly 0. Other columns are float sums whose magnitude under :func:`tie_bound` · Σ|w| is
+    set to exactly 0 (float leftovers of cancelling signs). Only pairs a < b are computed;
+    RPP(b, a) = -RPP(a, b) fills the rest exactly.
     """
     n_runs = positions.shape[0]
     out = np.zeros((weights.shape[1], n_queries, n_runs, n_runs))
+    uniform = np.zeros(weights.shape[1], dtype=bool) if uniform is None else uniform
     for q0, q1, lo, ia, ib, diff, bounds in pair_blocks(positions, pops, n_queries):
         if diff.shape[1] == 0:
             continue
         sign = np.sign(diff).astype(np.int8)
+        levels = np.diff(np.append(bounds, diff.shape[1]))  # (Qc,) levels of each query
+        has = np.flatnonzero(levels)  # queries with levels (a shard may hold others: 0)
+        starts, levels = bounds[has], levels[has]
+        counts = np.add.reduceat(sign.astype(np.int64), starts, axis=1) if uniform.any() \
+            else None
+        if not uniform.all():
+            decided = sign != 0
+            tolerance = tie_bound(levels.astype(np.float64))
+        rows, qs = (ia[:, None], ib[:, None]), (q0 + has)[None, :]
         for m in range(weights.shape[1]):
-            w = weights[lo:lo + diff.shape[1], m]
-            vals = np.add.reduceat(sign * w, bounds, axis=1)  # (pairs, Qc)
-            out[m, q0:q1, ia, ib] = vals  # advanced indices first: (pairs, Qc)
-            out[m, q0:q1, ib, ia] = -vals
+            if uniform[m]:
+                vals = counts / levels  # (pairs, Qh): a ratio of integers
+            else:
+                w = weights[lo:lo + diff.shape[1], m]
+                vals = np.add.reduceat(sign * w, starts, axis=1)  # (pairs, Qh)
+                mass = np.add.reduceat(decided * w, starts, axis=1)
+                vals[np.abs(vals) <= tolerance * mass] = 0.0
+            out[m][qs, rows[0], rows[1]] = vals
+            out[m][qs, rows[1], rows[0]] = -vals
     return out
 
 
-def sharded_pairwise(coll, pops: Populations, weights: np.ndarray) -> np.ndarray:
+def sharded_pairwise(coll, pops: Populations, weights: np.ndarray, uniform: np.ndarray
+                     ) -> np.ndarray:
     """:func:`pairwise` on the worst-case positions of ``coll``'s runs, computed shard by
-    shard of queries on the command's engine (the same sums, query by query, in any shard)."""
+    shard of queries on the command's engine (the same sums, query by query, in any shard);
+    (M, E, R, R) over the evaluated queries (the others have no level)."""
     n_queries = len(coll.qids)
     level_query = pops.seg_query[pops.member_seg]
     levels = np.bincount(level_query, minlength=n_queries).astype(np.float64)
@@ -118,33 +155,34 @@ def sharded_pairwise(coll, pops: Populations, weights: np.ndarray) -> np.ndarray
             b[i:i + 2].tolist() for b in (bounds, seg_bounds, member_bounds, item_bounds[bounds]))
         local = Populations(pops.member_item[m0:m1] - i0, pops.member_seg[m0:m1] - s0,
                             pops.seg_query[s0:s1] - q0)
-        return (coll.ranks[:, i0:i1], local, coll.corpus_size[q0:q1], weights[m0:m1], q1 - q0)
+        return (coll.ranks[:, i0:i1], local, coll.corpus_size[q0:q1], weights[m0:m1], uniform,
+                q1 - q0)
     parts = current().imap(_pairwise_shard, Lazy(len(bounds) - 1, build), "preferences")
-    return np.concatenate(list(parts), axis=1)
+    return np.concatenate(list(parts), axis=1)[:, coll.evaluated]
 
 
 def _pairwise_shard(shard: tuple) -> np.ndarray:
     """(M, Q of the shard, R, R) preferences of one shard: ranks, populations, corpus sizes,
-    level weights and the number of queries, all renumbered from the shard's first."""
-    ranks, pops, corpus_size, weights, n_queries = shard
-    return pairwise(worst_case_positions(ranks, pops, corpus_size), pops, weights, n_queries)
+    level weights, which columns are uniform and the number of queries, all renumbered from the
+    shard's first."""
+    ranks, pops, corpus_size, weights, uniform, n_queries = shard
+    return pairwise(worst_case_positions(ranks, pops, corpus_size), pops, weights, n_queries,
+                    uniform)
 
 
 @family("preference")
 def compute(ctx, measures: list[Measure]) -> None:
     """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results."""
-    from ..aggregate import add_preference
-
     by_scheme: dict[str, list[Measure]] = {}
     for m in measures:
         by_scheme.setdefault(m.options["populations"], []).append(m)
     for scheme, group in by_scheme.items():
         pops = POPULATIONS[scheme](ctx.collection)
         weights = np.stack([level_weights(pops, m.options["discount"]) for m in group], axis=1)
-        tensor = sharded_pairwise(ctx.collection, pops, weights)
+        uniform = np.array([m.options["discount"] == "uniform" for m in group])
+        tensor = sharded_pairwise(ctx.collection, pops, weights, uniform)
         for m, per_query in zip(group, tensor):
-            add_preference(ctx.results, m.name, per_query, ctx.per_query)
-            ctx.tensors[m.name] = per_query
+            ctx.add_preference(m.name, per_query)
 
 
 POPULATIONS: dict[str, Callable] = {"graded": graded_populations,

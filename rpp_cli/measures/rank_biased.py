@@ -66,11 +66,8 @@ def rank_biased(coll, p: float) -> tuple[np.ndarray, np.ndarray]:
 
 @family("rank_biased")
 def compute(ctx, measures: list[Measure]) -> None:
-    from ..aggregate import add_metric
-
     for m in measures:
         value, residual = rank_biased(ctx.collection, m.options["persistence"])
         name, res_name = m.outputs
-        add_metric(ctx.results, name, value, ctx.per_query)
-        add_metric(ctx.results, res_name, residual, ctx.per_query)
-        ctx.metrics[name] = value
+        ctx.add_metric(name, value)
+        ctx.add_metric(res_name, residual, keep=False)

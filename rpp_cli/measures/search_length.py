@@ -9,25 +9,23 @@ from . import METRIC, Measure, family, register
 register(Measure("asl", METRIC, "search_length",
                  "average search length: mean full-corpus position of the relevant items "
                  "(lower is better)", higher_is_better=False,
-                 parameters="--corpus-size N (default: distinct items in the query's runs and "
-                            "qrels)"))
+                 parameters="--corpus-size N (default: distinct items in the query's rankings "
+                            "and relevant items)"))
 
 
 def relevant_population(item_query: np.ndarray, relevant: np.ndarray) -> Populations:
     """One population per query: all of its relevant items (``relevant`` masks the items)."""
     members = np.flatnonzero(relevant)
-    return Populations(members, item_query[members], np.unique(item_query[members]))
+    seg_query = np.unique(item_query[members])
+    return Populations(members, np.searchsorted(seg_query, item_query[members]), seg_query)
 
 
 @family("search_length")
 def compute(ctx, measures: list[Measure]) -> None:
-    from ..aggregate import add_metric
-
     coll = ctx.collection
     pops = relevant_population(coll.item_query, coll.relevant)
     positions = worst_case_positions(coll.ranks, pops, coll.corpus_size).astype(np.float64)
     starts = np.searchsorted(pops.member_seg, np.arange(len(pops.seg_query)))
     asl = np.add.reduceat(positions, starts, axis=1) / pops.seg_size  # (R, Q)
     for m in measures:
-        add_metric(ctx.results, m.name, asl.T, ctx.per_query)
-        ctx.metrics[m.name] = asl.T
+        ctx.add_metric(m.name, asl.T)

@@ -407,6 +407,17 @@ def position_scores(depth: int) -> list[float]:
     return [-(k + 1.0) for k in range(depth)]
 
 
+def negative_only(query: np.ndarray, grade: np.ndarray, n_queries: int) -> np.ndarray:
+    """Queries (of 0..n_queries-1) whose every grade is negative (after trec_eval's atol), given
+    each judged code's query and grade: trec_eval stops on one ("Can't calculate measure", exit
+    4) and pytrec_eval crashes, so the bridge gives them no judgment: they score 0, and count in
+    ``all`` as any query of the qrels (contract §6)."""
+    known = ~np.isnan(grade)
+    top = np.full(n_queries, -np.inf)
+    np.maximum.at(top, query[known], np.trunc(grade[known]))
+    return np.flatnonzero(top < 0)
+
+
 class Bridge:
     """The collection as pytrec_eval sees it. Queries are named by index and documents by
     their exact code (a judged code as its number, any other as ``u`` and its position), and
@@ -420,6 +431,7 @@ class Bridge:
         self.names = [str(c) for c in range(self.n_judged)]
         self.scores: list[float] = []
         self.qids = [str(q) for q in range(n_queries)]
+        known = known[~np.isin(query[known], negative_only(query, grade, n_queries))]
         by_query = known[np.argsort(query[known], kind="stable")]
         bounds = np.searchsorted(query[by_query], np.arange(n_queries + 1))
         grades = np.trunc(grade[by_query]).astype(np.int64)  # trec_eval's atol
@@ -512,6 +524,12 @@ def compute(ctx, measures) -> None:
     from ..aggregate import add_metric
 
     coll = ctx.collection
+    odd = negative_only(coll.judged.query, coll.judged.grade, len(coll.qids)).tolist()
+    if odd:
+        shown = ", ".join(coll.qids[q] for q in odd[:5]) + (" ..." if len(odd) > 5 else "")
+        ctx.notes.append(f"{len(odd)} {'query' if len(odd) == 1 else 'queries'} with only "
+                         f"negative grades ({shown}): trec_eval stops on them, rpp scores them 0 "
+                         "in trec_eval's measures")
     groups: dict[tuple, list] = {}
     for m in measures:
         key = ("alias", m.options["level"], m.name) if "shown_as" in m.options else ("trec",)

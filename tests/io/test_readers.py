@@ -26,8 +26,10 @@ def good(tmp_path):
     return q, r, r2
 
 
-def one_error_line(res, pattern: str) -> None:
-    assert res.code == 2, (res.code, res.out, res.err)
+def one_error_line(res, pattern: str, code: int = 2) -> None:
+    """One ``rpp: ...`` line matching ``pattern`` on stderr, nothing on stdout, exit ``code``
+    (2, or 1 for rpp ndeval, which exits as ndeval does)."""
+    assert res.code == code, (res.code, res.out, res.err)
     assert res.out == ""
     lines = res.err.splitlines()
     assert len(lines) == 1, res.err

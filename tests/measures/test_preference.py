@@ -98,15 +98,15 @@ def test_graded_users_disagree(tiny):
 
 
 def test_run_missing_a_query_and_unretrieved_on_both_sides(tiny):
-    """n is the union of judged and retrieved items of the query (contract §2).
+    """n is the union of the rankings and the relevant items of the query (contract §2).
     q1: n = 4 {r1 x y z}; A = [x y r1]: f = 3; B = [z] misses it: f = 4 - 1 + 1 = 4. +1.
-    q2: n = 2 {r2 n2}; A has no line (empty ranking): f = 2; B = [r2]: f = 1. -1.
+    q2: n = 2 {r2 n2}; A has no line (empty ranking): f = 2; B = [r2 n2]: f = 1. -1.
     q3: n = 4 {s1 s2 s3 n}; A = [s1]: 1 3 4; B = [n s2]: 2 3 4 -> + 0 0 = 1/3
     (the two unretrieved levels tie). all = (1 - 1 + 1/3) / 3 = 1/9."""
     qrels = [("q1", "r1", 1), ("q2", "r2", 1), ("q2", "n2", 0),
              ("q3", "s1", 1), ("q3", "s2", 1), ("q3", "s3", 1)]
     q, runs = tiny(qrels, {"A": {"q1": ["x", "y", "r1"], "q3": ["s1"]},
-                           "B": {"q1": ["z"], "q2": ["r2"], "q3": ["n", "s2"]}})
+                           "B": {"q1": ["z"], "q2": ["r2", "n2"], "q3": ["n", "s2"]}})
     res = rpp("eval", "-q", "-m", "rpp", "-m", "invrpp", "--precision", "12", q, *runs)
     assert res.code == 0
     got = values(res.out, "rpp", "q1")[("A", "B")], values(res.out, "rpp", "q2")[("A", "B")]
