@@ -10,8 +10,10 @@ import numpy as np
 from .errors import InputError
 from .evaluate import Options, evaluate_runs
 from .measures import resolve
+from .report.common import Verdicts
 from .results import Results
 from .measures.trec import GEOMETRIC, NOT_PER_QUERY, TEXT_MEASURES
+from .report.escape import markdown
 from .stats import DEFAULT_SEED, pair_values, significance, smallest_p, testable
 
 GATE_TESTS = ("randomization", "ttest")
@@ -26,21 +28,35 @@ class Verdict:
     measure: str
     passed: bool
     text: str  # what the gate saw, e.g. "effect -0.2100, p 0.0001: significantly worse"
+    evidence: tuple[str, ...] = ()  # its rows in the Results: ("rpp", "rpp_p"), ("map_drop",)
+
+    @property
+    def word(self) -> str:
+        return "PASS" if self.passed else "FAIL"
 
     def line(self) -> str:
-        return f"{'PASS' if self.passed else 'FAIL'}\t{self.candidate}\t{self.measure}\t{self.text}"
+        return f"{self.word}\t{self.candidate}\t{self.measure}\t{self.text}"
+
+
+def machine_verdicts(verdicts: list[Verdict], baseline: int = 0) -> Verdicts:
+    """The verdicts as jsonl and csv carry them: each gate's on its evidence rows (keyed by
+    measure and candidate), and the whole check's (FAIL when any gate fails)."""
+    gates = {(row, v.candidate): v.word for v in verdicts for row in v.evidence}
+    overall = "PASS" if all(v.passed for v in verdicts) else "FAIL"
+    return Verdicts(gates, overall, baseline)
 
 
 def markdown_summary(verdicts: list[Verdict], baseline: str) -> str:
     """The verdicts as a short Markdown report, fit for a pull-request comment or a CI job
-    summary: the overall result, then one table row per candidate and gate."""
+    summary: the overall result, then one table row per candidate and gate. Names and
+    evidence are escaped (no code spans: escapes do not work in them), so that no name can
+    add a cell or a row (a forged PASS) or markup."""
     passed = all(v.passed for v in verdicts)
-    lines = [f"### rpp check: {'PASS' if passed else 'FAIL'} (baseline `{baseline}`)", "",
-             "| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
+    lines = [f"### rpp check: {'PASS' if passed else 'FAIL'} (baseline {markdown(baseline)})",
+             "", "| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
     for v in verdicts:
-        text = v.text.replace("|", "\\|")
-        lines.append(f"| `{v.candidate}` | {v.measure} | {'PASS' if v.passed else '**FAIL**'} "
-                     f"| {text} |")
+        lines.append(f"| {markdown(v.candidate)} | {markdown(v.measure)} | "
+                     f"{'PASS' if v.passed else '**FAIL**'} | {markdown(v.text)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -118,14 +134,15 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
             worse = (effect < 0 if better else effect > 0) and p < alpha
             verdicts.append(Verdict(cand, name, not worse,
                                     f"effect {effect:+.4f}, p {p:.4f} ({test}, alpha {alpha:g})"
-                                    + (": significantly worse" if worse else "")))
+                                    + (": significantly worse" if worse else ""),
+                                    (name if is_pref else f"{name}_diff", f"{name}_p")))
         for (name, delta), (m,) in zip(max_drops, drop_measures):
             out = m.studied[0]
             mean = ctx.metrics[out].mean(axis=0)
             drop = float(mean[0] - mean[c]) if m.higher_is_better else float(mean[c] - mean[0])
             results.add(f"{out}_drop", -1, [c], [drop], [0])
             verdicts.append(Verdict(cand, out, drop <= delta,
-                                    f"drop {drop:+.4f} (allowed {delta:g})"))
+                                    f"drop {drop:+.4f} (allowed {delta:g})", (f"{out}_drop",)))
     return results, verdicts
 
 

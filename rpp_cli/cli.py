@@ -5,6 +5,7 @@ Every InputError becomes ``rpp: message`` on stderr and exit status 2 here, in o
 from __future__ import annotations
 
 import functools
+import math
 import os
 import signal
 import sys
@@ -15,16 +16,18 @@ from typing import Callable, Iterator
 import click
 
 from . import __version__, engine
-from .errors import InputError
+from .errors import InputError, shown
 from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
 from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
 from .meta import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
 from .progress import show_bars
+from .streams import guard_stderr
 from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
+from .report.files import append_whole, check_writable
 from .report import write as write_report
-from .check import GATE_TESTS, markdown_summary, parse_max_drops, run_check
+from .check import GATE_TESTS, machine_verdicts, markdown_summary, parse_max_drops, run_check
 from .errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, compare_runs
 from .io.runs import NAME_SOURCES
@@ -51,7 +54,7 @@ def _notes(notes: list[str]) -> None:
     if click.get_current_context().meta.get(QUIET):
         return
     for note in notes:
-        click.echo(f"rpp: note: {note}", err=True)
+        click.echo(f"rpp: note: {shown(note)}", err=True)
 
 
 QUIET = "rpp.quiet"  # ctx.meta key: --quiet given to rpp or to the command
@@ -185,7 +188,7 @@ class RppGroup(click.Group):
             try:
                 return super().invoke(ctx)
             except InputError as err:
-                click.echo(f"rpp: {err}", err=True)
+                click.echo(f"rpp: {shown(str(err))}", err=True)
                 ctx.exit(err.exit_code)
 
 
@@ -248,8 +251,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
             raise InputError(f"--plot-measure {plot_measure}: not a preference measure of this "
                              f"evaluation (choose from {', '.join(choices) or 'none: add -m rpp'})")
     if plot_path:
-        plot.image_format(plot_path)
-        plot.require()
+        plot.check(plot_path)
     notes: list[str] = []
     qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
     ctx = run_eval(qrels_path, run_paths, list(measures) or None,
@@ -293,11 +295,24 @@ def _number_list(kind: type) -> Callable:
     return parse
 
 
+def seed_option(what: str) -> Callable:
+    """``--seed``: a whole number from 0 to 2^63 - 1 (numpy's generators take no negative
+    seed), checked by click before any work."""
+    return click.option("--seed", type=click.IntRange(0, (1 << 63) - 1), default=DEFAULT_SEED,
+                        show_default=True, metavar="N", help=what)
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A click callback refusing NaN (which passes every range check) and infinities."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
+
+
 def permutation_options(what: str) -> Callable:
     """``--permutations`` (default 10000) and ``--seed`` of a randomized test."""
     def add(fn):
-        fn = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
-                          help="Seed of the random draws (results are deterministic).")(fn)
+        fn = seed_option("Seed of the random draws (results are deterministic).")(fn)
         return click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000,
                             show_default=True, help=what)(fn)
     return add
@@ -376,6 +391,9 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
         write_report(results, fmt, sys.stdout, precision)
 
 
+SUMMARY_FILE = "$GITHUB_STEP_SUMMARY"
+
+
 @cli.command("check")
 @click.argument("qrels", type=FILE, metavar="QRELS")
 @click.argument("candidates", nargs=-1, required=True, type=FILE, metavar="CANDIDATE...")
@@ -408,6 +426,9 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
       rpp                   \tall\tnew-ranker\told-ranker\t0.0412
       rpp_p                 \tall\tnew-ranker\told-ranker\t0.0310
     """
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")  # GitHub Actions shows it on the run
+    if step_summary:
+        check_writable(step_summary, SUMMARY_FILE, append=True)
     notes: list[str] = []
     results, verdicts = run_check(qrels, baseline, list(candidates), list(measures) or None,
                                   options, test, alpha,
@@ -417,18 +438,12 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
     if fmt == "markdown":  # the verdicts, for a pull request; the evidence is in the other formats
         sys.stdout.write(summary)
     else:
-        write_report(results, fmt, sys.stdout, precision)
+        write_report(results, fmt, sys.stdout, precision, verdicts=machine_verdicts(verdicts))
     sys.stdout.flush()
     for verdict in verdicts:
         click.echo(verdict.line(), err=True)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary:  # GitHub Actions shows this file on the run's page
-        try:
-            with open(step_summary, "a", encoding="utf-8") as out:
-                out.write(summary + "\n")
-        except OSError as err:
-            raise InputError(f"cannot append to $GITHUB_STEP_SUMMARY: {err.strerror or err}",
-                             path=step_summary) from None
+    if step_summary:
+        append_whole(step_summary, summary + "\n", SUMMARY_FILE)
     if not all(v.passed for v in verdicts):
         raise click.exceptions.Exit(EXIT_CHECK_FAILED)
 
@@ -467,8 +482,7 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
               show_default=True,
               help="System ordering of preference measures (metrics: by mean); all: study "
                    "each ordering of M as M:win, M:borda, M:mc4.")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
-              help="Seed of every random draw.")
+@seed_option("Seed of every random draw.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
               help="Also draw the robustness curves (needs matplotlib). Default: no plot.")
 @output_options
@@ -493,8 +507,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
       predictive_tau        \tall\trpp\tmap\t0.7733
     """
     if plot_path:
-        plot.image_format(plot_path)
-        plot.require()
+        plot.check(plot_path)
     notes: list[str] = []
     opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,
                        permutations, samples, query_counts, judged_fractions or (),
@@ -536,8 +549,10 @@ class _ExitOneCommand(click.Command):
 @click.argument("qrels", type=FILE, metavar="QRELS")
 @click.argument("run", type=FILE, metavar="RUN")
 @click.option("-alpha", "alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              callback=_finite,
               help="Redundancy: a subtopic's gain decays by (1 - alpha) with each repeat.")
 @click.option("-beta", "beta", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              callback=_finite,
               help="NRBP patience.")
 @click.option("-c", "all_topics", is_flag=True,
               help="amean divides by the number of topics in QRELS.")
@@ -635,8 +650,7 @@ def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bo
       levels_ahead          \tall\tmonot5\tbm25\t0.7848
     """
     if plot_path:
-        plot.image_format(plot_path)
-        plot.require()
+        plot.check(plot_path)
     notes: list[str] = []
     qrels_path, run_paths = split_paths(list(paths), subtopics)
     levels = levels_flow.compute_levels(qrels_path, run_paths,
@@ -661,10 +675,13 @@ def main() -> None:
     Every write is checked: stdout is flushed and closed before exiting, as coreutils do, and
     a failed write (a full disk, a closed descriptor) is one line and status 2, never 0 or 1.
     Ctrl-C ends with 130 and a closed pipe (``rpp eval ... | head``) quietly with 141.
+    stderr is a courtesy: when it is closed or fails, notes are dropped and nothing else changes.
     """
     signal.signal(signal.SIGINT, _interrupt)
+    guard_stderr()  # stderr closed or failing: notes are lost, results and status are not
     if sys.stdout is None:  # started with stdout closed (>&-)
         _cannot_write("standard output is closed")
+    _bytes_out()
     status: int | str | None = 0
     try:
         cli.main(prog_name="rpp")
@@ -694,6 +711,15 @@ def main() -> None:
     except OSError as err:
         _cannot_write(err.strerror or str(err))
     sys.exit(status)
+
+
+def _bytes_out() -> None:
+    """stdout writes UTF-8 whatever the locale or PYTHONIOENCODING say, and the bytes of an id
+    that are not UTF-8 as themselves: trec text carries ids byte for byte as trec_eval does,
+    the other formats are valid UTF-8 (report/escape.py), and no id can fail to encode."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(encoding="utf-8", errors="surrogateescape")
 
 
 def _cannot_write(why: str) -> None:

@@ -31,8 +31,17 @@ class InputError(Exception):
 
 
 def shown(text: str) -> str:
-    """``text`` for a one-line message: characters that are not printable (a newline, a tab,
-    an escape) written as Python escapes, so a file name cannot break or forge a line."""
+    """``text`` for a one-line message on a terminal: characters that are not printable (a
+    newline, a tab, an escape, a C1 or bidi control) written as Python escapes, and a byte that
+    is not UTF-8 (a surrogate escape) as ``\\xHH``, so that nothing echoed from a file name,
+    an id or an argument can break, forge or recolour a line."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return "".join(c if c.isprintable() else _escaped(c) for c in text)
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # how "surrogateescape" holds the byte code - 0xDC00
+        return f"\\x{code - 0xDC00:02x}"
+    return repr(char)[1:-1]

@@ -1,6 +1,8 @@
 """The main job as one function: read -> encode -> measure -> one Results table."""
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -76,8 +78,8 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
          notes: list[str]) -> Collection:
     """Read the qrels and runs and join them (contract §1-2); without QRELS an item's grade
     is its largest over the subtopic qrels."""
-    if options.level is not None and options.level <= 0:
-        raise InputError(f"relevance level must be > 0 (got {options.level:g})")
+    if options.level is not None and not 0 < options.level < math.inf:  # NaN too
+        raise InputError(f"relevance level must be a finite number > 0 (got {options.level:g})")
     if options.corpus_size is not None and options.corpus_size < 1:
         raise InputError(f"--corpus-size must be positive (got {options.corpus_size})")
     if [qrels_path, options.subtopics, *run_paths].count("-") > 1:

@@ -23,9 +23,6 @@ every query, population and level, titled as what it is (the paper has no such f
 """
 from __future__ import annotations
 
-import csv
-import io
-import json
 from dataclasses import dataclass
 from itertools import chain
 from typing import Callable, Iterator, TextIO
@@ -37,6 +34,7 @@ from .errors import InputError
 from .evaluate import Options, load
 from .report import reader_may_leave
 from .report.common import number, write_lines
+from .report.escape import csv_field, ident, json_string
 from .results import ALL
 from .subtopics import BACKGROUND, labelled_subtopic_populations, subtopic_key
 
@@ -174,16 +172,23 @@ def _trec(row: tuple, precision: int) -> str:
     return f"{row[0]:<22}\t" + "\t".join(fields) + f"\t{_value(row[-1], precision)}\n"
 
 
+def _text_ids(row: tuple) -> tuple:
+    """The row with its ids, the qid and the population label (a subtopic id), as
+    :func:`.report.escape.ident` writes them for every format but trec text."""
+    measure, qid, a, b, label, *rest = row
+    return (measure, ident(qid), a, b, None if label is None else ident(label), *rest)
+
+
 def _jsonl(row: tuple, precision: int) -> str:
-    parts = [f'"{key}": {json.dumps(x) if isinstance(x, str) else "null" if x is None else x}'
-             for key, x in zip(FIELDS[:-1], row[:-1])]
+    parts = [f'"{key}": {json_string(x) if isinstance(x, str) else "null" if x is None else x}'
+             for key, x in zip(FIELDS[:-1], _text_ids(row)[:-1])]
     return "{" + ", ".join(parts) + f', "value": {_value(row[-1], precision)}}}\n'
 
 
 def _csv(row: tuple, precision: int) -> str:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="").writerow(["" if x is None else x for x in row[:-1]])
-    return buf.getvalue() + f",{_value(row[-1], precision)}\n"
+    fields = ["" if x is None else csv_field(x) if isinstance(x, str) else str(x)
+              for x in _text_ids(row)[:-1]]
+    return ",".join(fields) + f",{_value(row[-1], precision)}\n"
 
 
 _LINES: dict[str, Callable[[tuple, int], str]] = {"trec": _trec, "jsonl": _jsonl, "csv": _csv}

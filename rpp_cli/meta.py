@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -120,17 +120,26 @@ def subjects(ctx: Context, measures: list[Measure], notes: list[str],
     return out
 
 
+SAMPLE_BLOCK_ELEMENTS = 1 << 22  # elements of the largest array of one block of draws (32 MiB)
+
+
 def random_subsets(rng: np.random.Generator, samples: int, n_queries: int,
-                   sizes: tuple[int, ...]) -> list[np.ndarray]:
-    """Disjoint random query subsets of the given sizes per sample, as 0/1 (S, Q) weights."""
-    order = np.argsort(rng.random((samples, n_queries)), axis=1)
-    out, lo = [], 0
-    for size in sizes:
-        w = np.zeros((samples, n_queries))
-        np.put_along_axis(w, order[:, lo:lo + size], 1.0, axis=1)
-        out.append(w)
-        lo += size
-    return out
+                   sizes: tuple[int, ...], width: int = 1) -> Iterator[list[np.ndarray]]:
+    """Disjoint random query subsets of the given sizes per sample, as 0/1 (S, Q) weights,
+    one list per block of samples: a block's arrays hold at most about
+    SAMPLE_BLOCK_ELEMENTS elements, ``width`` being the widest per-sample row its user
+    computes (R^2 for a preference table), so memory does not grow with ``samples``. The
+    draws are the same whatever the block size (one stream of uniforms, row after row)."""
+    rows = max(1, SAMPLE_BLOCK_ELEMENTS // max(n_queries, width, 1))
+    for lo in range(0, samples, rows):
+        order = np.argsort(rng.random((min(rows, samples - lo), n_queries)), axis=1)
+        out, first = [], 0
+        for size in sizes:
+            w = np.zeros(order.shape)
+            np.put_along_axis(w, order[:, first:first + size], 1.0, axis=1)
+            out.append(w)
+            first += size
+        yield out
 
 
 def subsample_judgments(coll: Collection, fraction: float, rng: np.random.Generator,
@@ -160,10 +169,28 @@ def subsample_judgments(coll: Collection, fraction: float, rng: np.random.Genera
                    judged=replace(coll.judged, grade=judged_grade))
 
 
+class FiniteMean:
+    """Mean of the finite values added so far, block by block (an undefined tau, from an
+    all-tied ordering, is skipped). One block gives exactly numpy's mean of its finite
+    values; more blocks add their sums."""
+
+    def __init__(self) -> None:
+        self.total, self.count = 0.0, 0
+
+    def add(self, values: np.ndarray) -> None:
+        finite = values[np.isfinite(values)]
+        self.total += float(finite.sum())
+        self.count += len(finite)
+
+    def value(self) -> float:
+        return self.total / self.count if self.count else float("nan")
+
+
 def _mean_tau(taus: np.ndarray) -> float:
     """Mean over draws, skipping draws where tau is undefined (an all-tied ordering)."""
-    finite = taus[np.isfinite(taus)]
-    return float(finite.mean()) if len(finite) else float("nan")
+    mean = FiniteMean()
+    mean.add(taus)
+    return mean.value()
 
 
 class Meta:
@@ -179,6 +206,7 @@ class Meta:
         self.results = Results([], names)
         self._index = {name: i for i, name in enumerate(names)}
         self.n_queries = len(self.subjects[0].values) if self.subjects else 0
+        self._width = len(ctx.collection.run_names) ** 2  # widest per-sample row of a draw
         self._full = [s.scores()[0] for s in self.subjects]
         self.scatter: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self.differences: dict[str, np.ndarray] = {}  # measure -> per (query, pair a < b)
@@ -290,11 +318,14 @@ class Meta:
             self.n_queries
 
         def by_queries(k: int) -> Job:
-            rng = self._rng(2, k)
+            rng, width = self._rng(2, k), self._width
 
             def compute() -> list[float]:
-                (w,) = random_subsets(rng, samples, n_queries, (k,))
-                return [_mean_tau(kendall_tau_b(s.scores(w), full)) for s, full in studied]
+                means = [FiniteMean() for _ in studied]
+                for (w,) in random_subsets(rng, samples, n_queries, (k,), width):
+                    for mean, (s, full) in zip(means, studied):
+                        mean.add(kendall_tau_b(s.scores(w), full))
+                return [mean.value() for mean in means]
             return Job(compute, lambda taus: self._add(f"robust_queries_{k}",
                                                        [s.name for s in self.subjects], taus))
         out = [by_queries(k) for k in self.query_counts()]
@@ -349,17 +380,21 @@ class Meta:
 
     def _predictive_jobs(self) -> list[Job]:
         runs = self.top_runs()  # here: its note is this process's
-        rng, samples, n_queries, studied = (self._rng(4), self.opts.samples, self.n_queries,
-                                            self.subjects)
+        rng, samples, n_queries, studied, width = (self._rng(4), self.opts.samples,
+                                                   self.n_queries, self.subjects, self._width)
         pairs = [(a.name, b.name) for a, b in self._pairs(studied, same=True)]
 
         def compute() -> list[float]:
             half = n_queries // 2
-            w1, w2 = random_subsets(rng, samples, n_queries, (half, n_queries - half))
-            s1 = {s.name: s.scores(w1, runs) for s in studied}
-            s2 = {s.name: s.scores(w2, runs) for s in studied}
-            return [_mean_tau(np.concatenate([kendall_tau_b(s1[a], s2[b]),
-                                              kendall_tau_b(s2[a], s1[b])])) for a, b in pairs]
+            means = [FiniteMean() for _ in pairs]
+            for w1, w2 in random_subsets(rng, samples, n_queries, (half, n_queries - half),
+                                         width):
+                s1 = {s.name: s.scores(w1, runs) for s in studied}
+                s2 = {s.name: s.scores(w2, runs) for s in studied}
+                for mean, (a, b) in zip(means, pairs):
+                    mean.add(np.concatenate([kendall_tau_b(s1[a], s2[b]),
+                                             kendall_tau_b(s2[a], s1[b])]))
+            return [mean.value() for mean in means]
 
         def finish(values: list[float]) -> None:
             pairs = self._pairs(self.subjects, same=True)

@@ -98,8 +98,9 @@ def test_evidence_equals_rpp_eval_and_other_formats():
                                                                            "monot5")]
     rows = [json.loads(line) for line in
             rpp("check", QRELS, "--baseline", BEST, WORST, "--format", "jsonl").out.splitlines()]
-    assert {(r["measure"], r["run"], r["other"]) for r in rows} == {
-        ("rpp", "bm25", "monot5"), ("rpp_p", "bm25", "monot5")}
+    assert {(r["measure"], r["run"], r["other"], r["verdict"]) for r in rows} == {
+        ("rpp", "bm25", "monot5", "FAIL"), ("rpp_p", "bm25", "monot5", "FAIL"),
+        ("verdict", None, "monot5", "FAIL")}
 
 
 @pytest.mark.parametrize("args,message", [
@@ -164,10 +165,10 @@ def test_markdown_verdicts_and_the_github_step_summary(tmp_path, monkeypatch):
               "--format", "markdown")
     assert res.code == 1
     lines = res.out.splitlines()
-    assert lines[0] == "### rpp check: FAIL (baseline `monot5`)"
+    assert lines[0] == "### rpp check: FAIL (baseline monot5)"
     assert lines[2:4] == ["| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
-    assert lines[4].startswith("| `bm25` | rpp | **FAIL** | effect -0.")
-    assert lines[5].startswith("| `bm25` | map | **FAIL** | drop +0.")
+    assert lines[4].startswith("| bm25 | rpp | **FAIL** | effect -0\\.")
+    assert lines[5].startswith("| bm25 | map | **FAIL** | drop +0\\.")
     assert summary.read_text() == "earlier step\n" + res.out + "\n"
 
 

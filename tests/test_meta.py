@@ -83,12 +83,18 @@ def test_robustness_tau_is_one_with_all_queries(base):
     assert set(rows.values()) == {1.0}
 
 
+def drawn(rng: np.random.Generator, samples: int, n_q: int,
+          sizes: tuple[int, ...]) -> list[np.ndarray]:
+    """Every sample's (S, Q) weights of :func:`random_subsets`, its blocks joined."""
+    return [np.concatenate(ws) for ws in zip(*random_subsets(rng, samples, n_q, sizes))]
+
+
 def test_robustness_matches_scipy_on_the_same_subsets(base):
     ctx, values = base
     n_q, k, samples = len(ctx.collection.qids), 7, 30
     _, rows = run_meta(analyses=("robustness",), samples=samples, query_counts=(k,),
                        ordering="win")
-    (w,) = random_subsets(np.random.default_rng([2022, 2, k]), samples, n_q, (k,))
+    (w,) = drawn(np.random.default_rng([2022, 2, k]), samples, n_q, (k,))
     for name, v in values.items():
         taus = [scipy_stats.kendalltau(win_or_mean(v, w[s] > 0), win_or_mean(v)).statistic
                 for s in range(samples)]
@@ -133,8 +139,7 @@ def test_predictive_matches_scipy_on_the_same_splits(base):
     again = run_meta(analyses=("predictive",), samples=samples, ordering="win",
                      top_fraction=1.0)[1]
     assert rows == again
-    w1, w2 = random_subsets(np.random.default_rng([2022, 4]), samples, n_q,
-                            (n_q // 2, n_q - n_q // 2))
+    w1, w2 = drawn(np.random.default_rng([2022, 4]), samples, n_q, (n_q // 2, n_q - n_q // 2))
     assert not (w1 * w2).any() and ((w1 + w2) == 1).all()  # every query in one half
     for a in values:
         for b in values:
@@ -153,7 +158,7 @@ def test_predictive_is_symmetric_in_the_halves(base):
 
 def test_odd_number_of_queries_uses_every_query():
     """Q = 5: halves of 2 and 3 queries, no query left out."""
-    w1, w2 = random_subsets(np.random.default_rng(0), 10, 5, (2, 3))
+    w1, w2 = drawn(np.random.default_rng(0), 10, 5, (2, 3))
     assert (w1.sum(axis=1) == 2).all() and (w2.sum(axis=1) == 3).all()
     assert ((w1 + w2) == 1).all()
 
@@ -171,7 +176,7 @@ def test_predictive_top_fraction(base):
     top = sorted(np.argsort(-ap)[:3].tolist())
     assert notes[-1].endswith(" ".join(names[i] for i in top))
     n_q = len(ctx.collection.qids)
-    w1, w2 = random_subsets(np.random.default_rng([2022, 4]), 20, n_q, (n_q // 2, n_q - n_q // 2))
+    w1, w2 = drawn(np.random.default_rng([2022, 4]), 20, n_q, (n_q // 2, n_q - n_q // 2))
     v = values["map"][:, top]
     assert meta.results.value("predictive_tau", "all", "map", "map") == \
         pytest.approx(both_ways(v, v, w1, w2))

@@ -59,16 +59,94 @@ static void release(Views *vs) {
 
 /* ---------------------------------------------------------------- split */
 
-enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3 };
+enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3, ERR_UNSAFE = 4 };
 
-/* Byte classes of the tokenizer: part of a field, a blank (space, tab), or anything else
- * (LF, CR and the control bytes, each looked at by hand). */
-enum { FIELD = 0, BLANK = 1, OTHER = 2 };
+/* Byte classes of the tokenizer: part of a field, a blank (space, tab), a byte >= 0x80 (the
+ * start of a UTF-8 sequence or a byte that is not UTF-8: looked at by high_field), or anything
+ * else (LF, CR and the control bytes, each looked at by hand). */
+enum { FIELD = 0, BLANK = 1, OTHER = 2, HIGH = 3 };
 static unsigned char byte_class[256];
 
 static void init_byte_class(void) {
-    for (int c = 0; c < 256; c++) byte_class[c] = (c < 0x20 || c == 0x7f) ? OTHER : FIELD;
+    for (int c = 0; c < 256; c++)
+        byte_class[c] = (c < 0x20 || c == 0x7f) ? OTHER : c >= 0x80 ? HIGH : FIELD;
     byte_class[' '] = byte_class['\t'] = BLANK;
+}
+
+/* The length of the valid UTF-8 sequence at p[0..n) (as Python's strict decoder accepts it:
+ * no overlong form, no surrogate, at most U+10FFFF) and its code point; 0 when there is none. */
+static Py_ssize_t utf8_at(const unsigned char *p, Py_ssize_t n, uint32_t *cp) {
+    unsigned char c = p[0];
+    Py_ssize_t len;
+    unsigned char lo = 0x80, hi = 0xBF; /* the range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (n < len || p[1] < lo || p[1] > hi) return 0;
+    uint32_t v = c & (0x7F >> len);
+    for (Py_ssize_t j = 1; j < len; j++) {
+        if (j > 1 && (p[j] & 0xC0) != 0x80) return 0;
+        v = (v << 6) | (p[j] & 0x3F);
+    }
+    *cp = v;
+    return len;
+}
+
+/* Characters refused in every field (contract §1): they would rewrite a terminal line or
+ * reorder what a reader sees. C1 controls U+0080-U+009F, the line and paragraph separators
+ * U+2028-U+2029, the bidirectional embeddings and overrides U+202A-U+202E and isolates
+ * U+2066-U+2069. */
+static inline int unsafe_char(uint32_t cp) {
+    return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x2028 && cp <= 0x202E)
+        || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* The rest of a field from p[i] >= 0x80 on: the offset where it ends (the first blank, line
+ * end or control byte), or -1 when a character in it is refused, with *at its offset, *cp its
+ * code point and *lone 1 when it is a byte that starts no valid UTF-8 sequence: such a byte
+ * stands for the Latin-1 character of its value, and 0x80-0x9F are C1 controls there too.
+ * Out of line: the loop over ASCII fields stays as small as it was. */
+static Py_ssize_t __attribute__((noinline))
+high_field(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *at, uint32_t *cp,
+           int *lone) {
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            if (byte_class[c] != FIELD) break;
+            i++;
+            continue;
+        }
+        /* leads of which every valid sequence is allowed (U+00C0-U+07FF, U+1000-U+1FFF,
+         * U+3000-U+CFFF, U+E000-U+FFFF): check the continuation bytes only */
+        if (c >= 0xC3 && c <= 0xDF && i + 1 < n && (p[i + 1] & 0xC0) == 0x80) {
+            i += 2;
+            continue;
+        }
+        if ((c == 0xE1 || (c >= 0xE3 && c <= 0xEC) || c >= 0xEE) && c <= 0xEF && i + 2 < n
+            && (p[i + 1] & 0xC0) == 0x80 && (p[i + 2] & 0xC0) == 0x80) {
+            i += 3;
+            continue;
+        }
+        Py_ssize_t len = utf8_at(p + i, n - i, cp);
+        *lone = len == 0;
+        if (len == 0) {
+            len = 1;
+            *cp = p[i];
+        }
+        if (unsafe_char(*cp)) {
+            *at = i;
+            return -1;
+        }
+        i += len;
+    }
+    return i;
 }
 
 /* split(data, fields, max_token, nfields_out, starts_out, lens_out)
@@ -77,7 +155,9 @@ static void init_byte_class(void) {
  * Lines end at LF; a CR directly before LF (or at the end of the data) is part of the line
  * end. Fields are separated by runs of spaces and tabs. A UTF-8 BOM at offset 0 is skipped.
  * Blank lines and lines whose first field starts with '#' are not rows. Any other byte below
- * 0x20, and 0x7f, stops with ERR_CONTROL (a = the byte); a field longer than max_token stops
+ * 0x20, and 0x7f, stops with ERR_CONTROL (a = the byte); a character that high_field refuses
+ * stops with ERR_UNSAFE (a = its code point, or the byte when it is not UTF-8; b = 1 for a
+ * byte that is not UTF-8, else 0); a field longer than max_token stops
  * with ERR_TOO_LONG (a = 1-based field, b = its length). error_offset is the byte offset of
  * the error (its line is counted by the caller). For each row: its number of fields, and for
  * the fields listed in `fields` (0-based) start offset and length, column-major: field j of
@@ -134,11 +214,22 @@ static PyObject *split(PyObject *self, PyObject *args) {
             /* a field: bytes of class FIELD, ended by a blank, a line end or the data end */
             Py_ssize_t s = i;
             while (i < n && byte_class[p[i]] == FIELD) i++;
-            if (i < n && byte_class[p[i]] == OTHER && p[i] != '\n'
-                && !(p[i] == '\r' && (i + 1 == n || p[i + 1] == '\n'))) {
-                err = ERR_CONTROL; err_at = i; err_a = p[i];
+            if (i < n && byte_class[p[i]] >= OTHER) { /* one test for ASCII fields, as before */
+                if (byte_class[p[i]] == HIGH) {
+                    uint32_t cp = 0;
+                    int lone = 0;
+                    i = high_field(p, i, n, &err_at, &cp, &lone);
+                    if (i < 0) {
+                        err = ERR_UNSAFE; err_a = cp; err_b = lone;
+                        break;
+                    }
+                }
+                if (i < n && byte_class[p[i]] == OTHER && p[i] != '\n'
+                    && !(p[i] == '\r' && (i + 1 == n || p[i + 1] == '\n'))) {
+                    err = ERR_CONTROL; err_at = i; err_a = p[i];
+                    break;
+                }
             }
-            if (err != ERR_NONE) break;
             if (nfld == 0 && p[s] == '#') comment = 1;
             if (!comment && i - s > max_token) {
                 err = ERR_TOO_LONG; err_at = s; err_a = nfld + 1; err_b = i - s;

@@ -2,8 +2,9 @@
 
 One tokenizer for every format rpp reads (trec_eval's rules): fields are separated by runs of
 spaces and tabs; a CR before LF and a UTF-8 BOM at the start are ignored; blank lines and lines
-whose first field starts with ``#`` are skipped; any other control byte is an error, and so is
-a field longer than :data:`MAX_TOKEN_BYTES`. Strings are never padded or copied per row: a
+whose first field starts with ``#`` are skipped; any other control byte is an error, and so are
+the characters :func:`unsafe_kind` names (C1 controls, line separators, bidi controls) and a
+field longer than :data:`MAX_TOKEN_BYTES`. Strings are never padded or copied per row: a
 column is two integer arrays, so memory is proportional to the file, not to its longest id.
 """
 from __future__ import annotations
@@ -14,14 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from . import _kernel
 from .source import read_source
 
 MAX_TOKEN_BYTES = 4096  # the longest field (qid, docno, score, tag ...) a file may hold
-MAX_INPUT_BYTES = int(os.environ.get("RPP_MAX_INPUT_BYTES", 16 << 30))  # per file, decompressed
+MAX_INPUT_BYTES = 16 << 30  # per file, decompressed, unless RPP_MAX_INPUT_BYTES says otherwise
+LIMIT_VARIABLE = "RPP_MAX_INPUT_BYTES"
 
-_ERR_CONTROL, _ERR_TOO_LONG = 1, 2
+_ERR_CONTROL, _ERR_TOO_LONG, _ERR_UNSAFE = 1, 2, 4
 
 
 _AGAIN: dict[str, bytearray] = {}  # files read ahead of their turn, kept for their one reader
@@ -43,10 +45,24 @@ def read_bytes(path: str, again: bool = False) -> bytearray:
     with _AGAIN_LOCK:
         data = _AGAIN.pop(path, None)
     if data is None:
-        data = read_source(path, MAX_INPUT_BYTES)
+        data = read_source(path, max_input_bytes())
     if again:
         remember(path, data)
     return data
+
+
+def max_input_bytes() -> int:
+    """The size limit of one input file: ``$RPP_MAX_INPUT_BYTES`` (a whole number of bytes,
+    1 to 2^63 - 1) or :data:`MAX_INPUT_BYTES`. Read when a file is read, so that a bad value
+    is one error line of the command, not a crash at import."""
+    text = os.environ.get(LIMIT_VARIABLE)
+    if text is None:
+        return MAX_INPUT_BYTES
+    if text.isascii() and text.isdigit() and len(text) < 20 and 1 <= int(text) < 1 << 63:
+        return int(text)
+    raise InputError(f"{LIMIT_VARIABLE}={shown(text)!r}: expected a whole number of bytes from "
+                     f"1 to 2^63 - 1, digits only (e.g. 1000000000), or unset for the default "
+                     f"{MAX_INPUT_BYTES}")
 
 
 @dataclass(frozen=True)
@@ -130,6 +146,27 @@ class Table:
         return out
 
 
+def unsafe_kind(code: int) -> str | None:
+    """What makes character ``code`` refused in a field (contract §1), or None when it is
+    allowed: C1 controls, line and paragraph separators, bidirectional controls."""
+    if 0x80 <= code <= 0x9F:
+        return "a C1 control"
+    if code in (0x2028, 0x2029):
+        return "a line or paragraph separator"
+    if 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069:
+        return "a bidirectional control"
+    return None
+
+
+def unsafe_message(code: int, not_utf8: bool) -> str:
+    """The error for a refused character (``not_utf8``: a byte that is not UTF-8, read as
+    Latin-1); it names the character by number, never by itself."""
+    what = (f"byte 0x{code:02x} (not UTF-8; {unsafe_kind(code)} in Latin-1)" if not_utf8
+            else f"U+{code:04X} ({unsafe_kind(code)})")
+    return (f"{what} is not allowed in a field: it could rewrite or reorder what a terminal "
+            "or a table shows")
+
+
 def column_of(strings: list[bytes]) -> Column:
     """A column holding ``strings`` (e.g. ids that came from another file)."""
     lens = np.array([len(s) for s in strings], dtype=np.int32)
@@ -171,6 +208,8 @@ def split(path: str, fields: tuple[int, ...], counts: tuple[int, ...], kind: str
     if err == _ERR_CONTROL:
         raise InputError(f"not a text file: control byte 0x{a:02x}; expected {kind}", path,
                          line_at(data, at))
+    if err == _ERR_UNSAFE:
+        raise InputError(unsafe_message(a, bool(b)), path, line_at(data, at))
     if err == _ERR_TOO_LONG:
         raise InputError(f"field {a} is {b:,} bytes long, over the limit of {MAX_TOKEN_BYTES:,}",
                          path, line_at(data, at))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import Column, Dictionary, Table, split
-from ..errors import InputError
+from ..errors import InputError, shown
 
 RUN_FORMAT = "run: qid Q0 docno rank score [tag]"
 
@@ -79,7 +79,7 @@ def name_runs(runs: list, given: Sequence[str | None] = (), source: str = "file"
     for run, name, g in zip(runs, names, given):
         if not _TOKEN.fullmatch(name) or not name.isprintable():
             why = "--name" if g is not None else f"its {_SOURCE_WORDS[source]}"
-            raise InputError(f"run name {ascii(name)} (from {why}) is not one printable token "
+            raise InputError(f"run name '{shown(name)}' (from {why}) is not one printable token "
                              "without spaces; set names with --name", path=run.path)
     first: dict[str, int] = {}
     for r, name in enumerate(names):

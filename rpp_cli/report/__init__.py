@@ -6,22 +6,25 @@ by name, so a command hands its Results over in one line whatever ``--format`` s
 """
 from __future__ import annotations
 
-import os
 import sys
 from contextlib import contextmanager
 from typing import Iterator, TextIO
 
 from ..results import Results
+from ..streams import devnull_onto
 from . import csv, jsonl, latex, markdown, matrix, trec
+from .common import Verdicts
 
 WRITERS = {"trec": trec, "jsonl": jsonl, "csv": csv, "matrix": matrix, "markdown": markdown,
            "latex": latex}
 FORMATS = tuple(WRITERS)
+MACHINE_FORMATS = ("jsonl", "csv")  # p-values in full, and rpp check's verdict fields
 
 
 def write(results: Results, fmt: str = "trec", out: TextIO | None = None, precision: int = 4,
-          summary: bool = True) -> None:
-    """Write ``results`` to ``out`` (stdout) in format ``fmt``; ``summary`` keeps ``all`` rows.
+          summary: bool = True, verdicts: Verdicts | None = None) -> None:
+    """Write ``results`` to ``out`` (stdout) in format ``fmt``; ``summary`` keeps ``all`` rows;
+    ``verdicts`` (rpp check) add PASS/FAIL fields to the machine formats, jsonl and csv.
 
     The stream is flushed afterwards so that whatever goes to stderr next comes after it.
     When the reader of stdout has gone (``| head``), the rest of the output is dropped and
@@ -29,7 +32,10 @@ def write(results: Results, fmt: str = "trec", out: TextIO | None = None, precis
     """
     out = sys.stdout if out is None else out
     with reader_may_leave(out):
-        WRITERS[fmt].write(results, out, precision, summary)
+        if verdicts is not None and fmt in MACHINE_FORMATS:
+            WRITERS[fmt].write(results, out, precision, summary, verdicts)
+        else:
+            WRITERS[fmt].write(results, out, precision, summary)
 
 
 @contextmanager
@@ -48,6 +54,4 @@ def reader_may_leave(out: TextIO) -> Iterator[None]:
 def discard_stdout() -> None:
     """Point stdout's file descriptor at /dev/null: what is still buffered, and any later
     write, vanishes instead of failing again (and no traceback at interpreter exit)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    devnull_onto(sys.stdout.fileno())

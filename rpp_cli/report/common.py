@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import math
-from typing import Iterable, Iterator, TextIO
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Mapping, TextIO
 
 import numpy as np
 
 from ..results import ALL, Results
+from .escape import ident
 
 
 COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
@@ -17,19 +19,52 @@ def is_count(measure: str) -> bool:
     return measure in COUNTS
 
 
-def number(value: float, precision: int, count: bool = False) -> str:
+def is_p_value(measure: str) -> bool:
+    """A p-value row (``M_p`` of compare and check)."""
+    return measure.endswith("_p")
+
+
+def machine_precision(measures: list[str], precision: int) -> list[int | None]:
+    """Per measure, the ``precision`` of :func:`number` in jsonl and csv: None (in full, as
+    ``repr``: the shortest text that reads back as the same float, 4e-05 and not 0.0000) for
+    p-values, so that a script can compare them to any alpha; ``precision`` otherwise."""
+    return [None if is_p_value(m) else precision for m in measures]
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """``rpp check``'s outcome as jsonl and csv add it: PASS or FAIL of the gate that each
+    (measure, run) row is evidence for, and of the whole check against run ``baseline``."""
+
+    gates: Mapping[tuple[str, str], str]
+    overall: str
+    baseline: int  # index of the baseline among the runs
+
+
+def row_ends(measures: list[str], runs: list[str], verdicts: Verdicts | None,
+             render: Callable[[str | None], str]) -> list[list[str]]:
+    """``[m][r]``: the end of a row of measure m and run r, ``render(verdict)`` (None: no
+    verdicts, or a row that is no gate's evidence)."""
+    gates: Mapping[tuple[str, str], str] = verdicts.gates if verdicts else {}
+    return [[render(gates.get((m, r))) for r in runs] for m in measures]
+
+
+def number(value: float, precision: int | None, count: bool = False) -> str:
     """A value as every format prints it (contract §7: fixed decimals, counts as integers, no
-    negative zero), so all formats agree."""
+    negative zero), so all formats agree; ``precision`` None prints it in full (``repr``)."""
     if count and math.isfinite(value):
         return str(int(value))
+    if precision is None:
+        return repr(value)
     text = f"{value:.{precision}f}"
     return text[1:] if text[0] == "-" and not text.strip("-0.") else text
 
 
 def coded_rows(results: Results, summary: bool = True
                ) -> tuple[list[str], list[str], list[str], Iterator[tuple]]:
-    """Measure names, qid names (``all`` last), run names and the rows ``(m, q, r, o, value)``
-    as indexes into them (``o = -1`` for per-run rows), in contract §7 order.
+    """Measure names, qids as text (``all`` last; :func:`.escape.ident`), run names and the
+    rows ``(m, q, r, o, value)`` as indexes into them (``o = -1`` for per-run rows), in
+    contract §7 order.
 
     Writers encode each name once and then only index, which keeps millions of per-query
     rows cheap. Without ``summary`` the ``all`` rows are left out.
@@ -40,7 +75,7 @@ def coded_rows(results: Results, summary: bool = True
         m, q, r, o, v = m[keep], q[keep], r[keep], o[keep], v[keep]
     q = np.where(q < 0, len(results.qids), q)
     rows = zip(m.tolist(), q.tolist(), r.tolist(), o.tolist(), v.tolist())
-    return results.measures, results.qids + [ALL], results.runs, rows
+    return results.measures, [ident(q) for q in results.qids] + [ALL], results.runs, rows
 
 
 def write_lines(out: TextIO, lines: Iterable[str], chunk: int = 65536) -> None:

@@ -6,16 +6,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..results import Results
+from .escape import latex as escape
 from .tables import Table, write_tables
-
-_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-            "^": r"\textasciicircum{}"}
-
-
-def escape(text: str) -> str:
-    """``text`` safe in LaTeX text mode."""
-    return "".join(_SPECIAL.get(ch, ch) for ch in text)
 
 
 def _value(cell: str | None) -> str:

@@ -5,12 +5,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..results import Results
+from .escape import markdown as _escape
 from .tables import Table, write_tables
-
-
-def _escape(text: str) -> str:
-    """Pipes and backslashes would break the table."""
-    return text.replace("\\", "\\\\").replace("|", "\\|")
 
 
 def render(table: Table) -> str:

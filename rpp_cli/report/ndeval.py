@@ -1,10 +1,13 @@
 """ndeval's CSV: ``runid,topic,<measures>``, one row per topic and run, ``%.6f`` values,
-then ``runid,amean,...`` (the ``all`` rows)."""
+then ``runid,amean,...`` (the ``all`` rows). The run id goes through
+:func:`.escape.csv_field` (a name such as ``=cmd`` or ``a,b`` is the only difference from
+ndeval's bytes: ndeval writes it raw)."""
 from __future__ import annotations
 
 from typing import TextIO
 
 from ..results import ALL, Results
+from .escape import csv_field
 
 
 def write(results: Results, out: TextIO) -> None:
@@ -15,5 +18,5 @@ def write(results: Results, out: TextIO) -> None:
     lines = ["runid,topic," + ",".join(results.measures) + "\n"]
     for (qid, run), values in table.items():
         topic = "amean" if qid == ALL else qid
-        lines.append(f"{run},{topic}," + ",".join("%.6f" % v for v in values) + "\n")
+        lines.append(f"{csv_field(run)},{topic}," + ",".join("%.6f" % v for v in values) + "\n")
     out.write("".join(lines))

@@ -9,7 +9,8 @@ from string import ascii_lowercase
 
 from ..results import ALL, Results
 from .common import number
-from .latex import escape
+from .escape import latex as escape
+from .escape import markdown as markdown_text
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def latex(runs: list[str], table, columns: list[Column], precision: int, text: s
 
 
 def markdown(runs: list[str], table, columns: list[Column], precision: int, text: str) -> str:
-    lines = ["| | Run | " + " | ".join(c.name.replace("|", "\\|") for c in columns) + " |",
+    lines = ["| | Run | " + " | ".join(markdown_text(c.name) for c in columns) + " |",
              "|---|---|" + "---:|" * len(columns)]
     for i, (run, row) in enumerate(zip(runs, table)):
         out = []
@@ -91,5 +92,5 @@ def markdown(runs: list[str], table, columns: list[Column], precision: int, text
             cell = number(v, precision)
             cell = f"**{cell}**" if best else cell
             out.append(cell + (f"<sup>{beaten}</sup>" if beaten else ""))
-        lines.append(f"| ({_letter(i)}) | {run} | " + " | ".join(out) + " |")
+        lines.append(f"| ({_letter(i)}) | {markdown_text(run)} | " + " | ".join(out) + " |")
     return "\n".join(lines) + f"\n\n{text}\n"

@@ -2,7 +2,8 @@
 heatmap, a generic line plot (robustness curves) and the ECDF of ``rpp levels``.
 
 matplotlib is optional (``pip install 'rpp-cli[plot]'``): :func:`require` turns its absence
-into one line and exit status 2 before any work is done.
+into one line and exit status 2 before any work is done. Every name drawn (runs, measures)
+goes through :func:`.escape.plot_label` first: it is drawn as written, never as mathtext.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..results import ALL, Results
+from .escape import ident, plot_label
+from .files import check_writable, replaced_whole
 
 MISSING = "--plot needs matplotlib: pip install 'rpp-cli[plot]'"
 
@@ -46,14 +49,21 @@ def image_format(path: str) -> str:
     return ext
 
 
+def check(path: str) -> None:
+    """Everything ``--plot FILE`` needs, checked before any work: a known extension,
+    matplotlib, and a path that can be written."""
+    image_format(path)
+    require()
+    check_writable(path, "the plot")
+
+
 def _save(fig, path: str) -> None:
-    """Write ``fig`` to ``path`` in the format its extension names, and free it; an
-    unwritable path is bad input."""
+    """Write ``fig`` to ``path`` in the format its extension names, whole or not at all
+    (:func:`.files.replaced_whole`), and free it; an unwritable path is bad input."""
     plt = _pyplot()
     try:
-        fig.savefig(path, format=image_format(path))
-    except OSError as err:
-        raise InputError(f"cannot write the plot: {err.strerror or err}", path) from None
+        with replaced_whole(path, "the plot") as out:
+            fig.savefig(out, format=image_format(path))
     finally:
         plt.close(fig)
 
@@ -99,13 +109,14 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
         raise InputError(f"--plot-measure {measure}: not a preference measure of this "
                          f"evaluation (choose from {', '.join(choices)})")
     matrix = aggregate_matrix(results, measure)
+    title = plot_label(measure)
     win_all = win_rates(matrix)
     order = win_order(matrix, results.runs)
     shown = order[:MAX_HEATMAP_RUNS]  # a readable figure of bounded size: the best runs
     matrix = matrix[np.ix_(shown, shown)]
     win = win_all[shown]
     order = shown
-    names = [results.runs[i] for i in order]
+    names = [plot_label(results.runs[i]) for i in order]
     labels = [f"{n} ({w:+.2f})" for n, w in zip(names, win)]
     plt = _pyplot()
     n = len(names)
@@ -120,7 +131,7 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
     ax.set_ylabel("row run (win rate)")
     cut = (f"\nthe top {n} of {len(results.runs)} runs by win rate (over all runs)"
            if len(results.runs) > n else "; runs by win rate")
-    ax.set_title(f"{measure}: row vs column run, mean over queries\n"
+    ax.set_title(f"{title}: row vs column run, mean over queries\n"
                  f"> 0: row preferred{cut}")
     size = max(6.0, min(9.0, 60.0 / n))
     for i, j in zip(*np.nonzero(np.isfinite(matrix))):
@@ -128,25 +139,15 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
         ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=size,
                 color="white" if abs(value) > 0.6 * limit else "black")
     fig.colorbar(image, ax=ax, shrink=0.8,
-                 label=f"{measure}(row, column); scale ±{limit:.2f}, the largest |value|")
+                 label=f"{title}(row, column); scale ±{limit:.2f}, the largest |value|")
     _save(fig, path)
 
 
-def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
-              xlabel: str, ylabel: str, title: str = "") -> None:
-    """One marked line per ``series[label] = (x, y)`` (e.g. robustness curves: tau against
-    the number of queries kept), legend outside the axes, written to ``path``."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120, layout="constrained")
-    for label, (x, y) in series.items():
-        ax.plot(x, y, marker="o", markersize=3, label=label)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    if series:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    _save(fig, path)
+def _legend(ax, handles: list, **options) -> None:
+    """A legend of the data lines ``handles`` under their labels, those starting with ``_``
+    included (matplotlib's own collection would leave them out: a measure or run could
+    vanish from it; reference lines such as a line at 0 are not in ``handles``)."""
+    ax.legend(handles, [line.get_label() for line in handles], **options)
 
 
 def robustness_curves(results: Results, path: str,
@@ -218,8 +219,8 @@ def difference_distributions(differences: Mapping[str, np.ndarray]
 
 
 def _ecdfs(ax, shown: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
-    for measure, (x, y) in shown.items():
-        ax.step(x, y, where="post", linewidth=1.3, label=measure)
+    handles = [ax.step(x, y, where="post", linewidth=1.3, label=plot_label(measure))[0]
+               for measure, (x, y) in shown.items()]
     ax.axvline(0, color="grey", linewidth=0.6)
     ax.set_xlim(-1, 1)
     ax.set_ylim(0, 1.02)
@@ -227,7 +228,7 @@ def _ecdfs(ax, shown: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
     ax.set_ylabel("share of (query, ordered run pair) ≤ x")
     ax.set_title("Distribution of differences over all run pairs (paper Fig. 2)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, frameon=False)
+    _legend(ax, handles, fontsize=8, frameon=False)
 
 
 def _scatter(ax, pref: str, metric: str, x: np.ndarray, y: np.ndarray) -> None:
@@ -236,6 +237,7 @@ def _scatter(ax, pref: str, metric: str, x: np.ndarray, y: np.ndarray) -> None:
     ax.axhline(0, color="grey", linewidth=0.6)
     ax.axvline(0, color="grey", linewidth=0.6)
     same = float(np.mean(np.sign(x) == np.sign(y))) if len(x) else float("nan")
+    pref, metric = plot_label(pref), plot_label(metric)
     ax.set_xlabel(f"{metric}(a) - {metric}(b), per query")
     ax.set_ylabel(f"{pref}(a, b), per query")
     ax.set_title(f"{pref} against {metric}: same sign on {same:.0%} of {len(x)} points")
@@ -243,14 +245,16 @@ def _scatter(ax, pref: str, metric: str, x: np.ndarray, y: np.ndarray) -> None:
 
 
 def _lines(ax, series, xlabel: str) -> None:
+    handles = []
     for label, (x, y) in series.items():
         order = np.argsort(x)
-        ax.plot(np.array(x)[order], np.array(y)[order], marker="o", markersize=3, label=label)
+        handles += ax.plot(np.array(x)[order], np.array(y)[order], marker="o", markersize=3,
+                           label=plot_label(label))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("Kendall's tau-b with the full ordering")
     ax.set_title(f"Robustness: {xlabel}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, frameon=False)
+    _legend(ax, handles, fontsize=8, frameon=False)
 
 
 def _bars(ax, power: dict[str, dict[str, float]]) -> None:
@@ -259,8 +263,8 @@ def _bars(ax, power: dict[str, dict[str, float]]) -> None:
     for k, (name, values) in enumerate(power.items()):
         ax.bar(np.arange(len(measures)) + k * width, [values.get(m, np.nan) for m in measures],
                width, label=name.replace("power_", ""))
-    ax.set_xticks(np.arange(len(measures)) + width * (len(power) - 1) / 2, measures,
-                  rotation=30, ha="right")
+    ax.set_xticks(np.arange(len(measures)) + width * (len(power) - 1) / 2,
+                  [plot_label(m) for m in measures], rotation=30, ha="right")
     ax.set_ylim(0, 1)
     ax.set_ylabel("pairs of runs significantly different")
     ax.set_title("Discriminative power")
@@ -272,8 +276,9 @@ def _agreement(ax, fig, agreement: dict[tuple[str, str], float]) -> None:
     grid = np.array([[1.0 if a == b else agreement.get((a, b), agreement.get((b, a), np.nan))
                       for b in names] for a in names])
     image = ax.imshow(grid, cmap="viridis", vmin=-1, vmax=1)
-    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
-    ax.set_yticks(range(len(names)), names)
+    labels = [plot_label(name) for name in names]
+    ax.set_xticks(range(len(names)), labels, rotation=30, ha="right")
+    ax.set_yticks(range(len(names)), labels)
     for i, j in zip(*np.nonzero(np.isfinite(grid))):
         ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8,
                 color="black" if grid[i, j] > 0.3 else "white")
@@ -287,7 +292,7 @@ def difference_ecdf(path: str, difference: np.ndarray, runs: tuple[str, str],
     level, on a symlog axis (they span 1..n), a line at 0, and the shares of levels where a is
     ahead, b is ahead, they tie (``shares``) in the title. Not a figure of the paper (its Fig.
     4b is one query: :func:`level_differences`), and titled so."""
-    a, b = runs
+    a, b = (plot_label(run) for run in runs)
     x = np.sort(difference)
     edge = _symlog_axis_edge(x)
     plt = _pyplot()
@@ -313,20 +318,21 @@ def level_differences(path: str, series: Mapping[str, tuple[np.ndarray, np.ndarr
     """``rpp levels --query Q --plot``: the paper's Fig. 4b, f_i^b − f_i^a against the
     recall level i for one query, one series per population (``series``: {label: (i,
     difference)}), on a symlog axis, a line at 0 and the shares in the title."""
-    a, b = runs
+    a, b = (plot_label(run) for run in runs)
     edge = _symlog_axis_edge(np.concatenate([d for _, d in series.values()]))
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120, layout="constrained")
-    for label, (level, difference) in series.items():
-        ax.plot(level, difference, marker="o", markersize=3, linewidth=1.0,
-                label=f"population {label}")
+    handles = [ax.plot(level, difference, marker="o", markersize=3, linewidth=1.0,
+                       label=f"population {plot_label(ident(label))}")[0]
+               for label, (level, difference) in series.items()]
     ax.axhline(0, color="0.25", linewidth=1.0, linestyle="--")
     _symlog(ax.yaxis, ax.set_yscale, ax.set_ylim, edge)
     ax.grid(alpha=0.3)
     ax.set_xlabel("recall level i")
     ax.set_ylabel(f"f_i({b}) − f_i({a}) (symlog)\n← {b} ahead  |  {a} ahead →")
-    ax.legend(fontsize=8, frameon=False)
-    ax.set_title(f"{a} vs {b} on query {qid}: position differences per recall level\n"
+    _legend(ax, handles, fontsize=8, frameon=False)
+    ax.set_title(f"{a} vs {b} on query {plot_label(ident(qid))}: position differences per "
+                 "recall level\n"
                  f"{_shares_text(a, b, shares)}")
     _save(fig, path)
 

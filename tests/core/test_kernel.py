@@ -11,11 +11,41 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rpp_cli.core import Dictionary, _kernel, column_of, interleave, rank_rows
+from rpp_cli.core.table import unsafe_kind
 
 # -- split ---------------------------------------------------------------------------------
 
+# UTF-8 refused (C1 U+009B and U+0085, U+2028, U+202E, U+2066) and allowed (U+00A0, U+2027,
+# U+202F, U+2065, U+FEFF, an emoji), bytes that are not UTF-8 (a lone C1 0x9b; 0xff; a cut
+# sequence; an encoded surrogate; an overlong form of U+0085) and pieces that join with others
+UNICODE = [b"\xc2\x9b", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xae", b"\xe2\x81\xa6",
+           b"\xc2\xa0", b"\xe2\x80\xa7", b"\xe2\x80\xaf", b"\xe2\x81\xa5", b"\xef\xbb\xbf",
+           b"\xf0\x9f\x98\x80", b"\x9b", b"\xff", b"\xe2\x80", b"\xed\xa0\x80", b"\xe0\x82\x85",
+           b"\xc2", b"\xe2", b"\x80", b"\xa8", b"\x81"]
 PIECES = [b"a", b"Q0", b"7", b"\xc3\xa9", b"doc-1", b" ", b"  ", b"\t", b" \t", b"\n", b"\r\n",
-          b"\r", b"#", b"\x00", b"\x01", b"\x0b", b"\x0c", b"\x7f", b"\xef\xbb\xbf", b"x" * 9]
+          b"\r", b"#", b"\x00", b"\x01", b"\x0b", b"\x0c", b"\x7f", b"\xef\xbb\xbf", b"x" * 9,
+          *UNICODE]
+
+
+def first_unsafe(line: bytes) -> tuple[int, int, bool] | None:
+    """(offset, code, not UTF-8) of the first refused character of ``line``, read literally:
+    at each offset the shortest slice that strict UTF-8 decodes to one character is one, else
+    the byte stands alone for the Latin-1 character of its value."""
+    i = 0
+    while i < len(line):
+        for k in range(1, 5):
+            try:
+                char = line[i:i + k].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            code, not_utf8, step = ord(char), False, k
+            break
+        else:
+            code, not_utf8, step = line[i], True, 1
+        if unsafe_kind(code):
+            return i, code, not_utf8
+        i += step
+    return None
 
 
 def reference_split(data: bytes, max_token: int):
@@ -27,17 +57,22 @@ def reference_split(data: bytes, max_token: int):
     for number, line in enumerate(lines):
         if line.endswith(b"\r"):
             line = line[:-1]
-        bad = re.search(rb"[\x00-\x08\x0a-\x1f\x7f]", line)
+        control = re.search(rb"[\x00-\x08\x0a-\x1f\x7f]", line)
+        unsafe = first_unsafe(line)
         fields = re.split(rb"[ \t]+", line.strip(b" \t")) if line.strip(b" \t") else []
         comment = bool(fields) and fields[0].startswith(b"#")
-        if bad is not None:
+        if control is not None or unsafe is not None:
             # an error, unless a field that ended before it was too long (reported first)
-            before = line[:bad.start()]
+            if unsafe is None or (control is not None and control.start() < unsafe[0]):
+                at, error = control.start(), ("control", number, control.group()[0])
+            else:
+                at, error = unsafe[0], ("unsafe", number, unsafe[1], unsafe[2])
+            before = line[:at]
             head = re.split(rb"[ \t]+", before.strip(b" \t"))
             complete = head if before.endswith((b" ", b"\t")) else head[:-1]
             if not comment and any(len(f) > max_token for f in complete if f):
                 return rows, ("too long", number)
-            return rows, ("control", number, bad.group()[0])
+            return rows, error
         if not comment and any(len(f) > max_token for f in fields):
             return rows, ("too long", number)
         if fields and not comment:
@@ -51,20 +86,23 @@ def kernel_split(data: bytes, max_token: int):
     nfields = np.empty(cap, dtype=np.int32)
     starts = np.empty(cap * 8, dtype=np.int64)
     lens = np.empty(cap * 8, dtype=np.int32)
-    n, err, at, a, _ = _kernel.split(data, want, max_token, nfields, starts, lens)
+    n, err, at, a, b = _kernel.split(data, want, max_token, nfields, starts, lens)
     rows = []
     for r in range(n):
         fields = [data[starts[j * cap + r]:starts[j * cap + r] + lens[j * cap + r]]
                   for j in range(min(8, int(nfields[r])))]
         rows.append(fields)
     line = data.count(b"\n", 0, at) if err else None
-    error = None if err == 0 else ("control", line, a) if err == 1 else ("too long", line)
+    error = {0: None, 1: ("control", line, a), 2: ("too long", line),
+             4: ("unsafe", line, a, bool(b))}[err]
     return rows, error
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=40), st.integers(1, 12))
 def test_split_matches_the_reference(pieces, max_token):
+    """Fields, and the first error of each kind at its line: a control byte, a field too
+    long, a refused character (C1, U+2028/9, bidi; a byte 0x80-0x9f that is not UTF-8)."""
     data = b"".join(pieces)
     want_rows, want_error = reference_split(data, max_token)
     got_rows, got_error = kernel_split(data, max_token)
@@ -72,12 +110,38 @@ def test_split_matches_the_reference(pieces, max_token):
     assert got_rows == [fields[:8] for fields in want_rows]
 
 
+REFUSED = [*range(0x80, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+
+
+def test_every_code_point_and_every_lone_byte():
+    """Exhaustively: of all 1,112,064 characters, UTF-8 encoded in a field, exactly the 43
+    of contract §1 are refused (C1 U+0080-U+009F, U+2028-U+2029, U+202A-U+202E,
+    U+2066-U+2069); a byte that is not UTF-8 is refused exactly when it is 0x80-0x9f."""
+    allowed = [c for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF
+               and c not in REFUSED]
+    data = "".join(f"x{chr(c)}\n" for c in allowed).encode("utf-8")
+    cap = len(allowed) + 1
+    nfields = np.empty(cap, dtype=np.int32)
+    starts, lens = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int32)
+    rows, err, _, _, _ = _kernel.split(data, np.zeros(1, dtype=np.int32), 4096, nfields,
+                                       starts, lens)
+    assert err == 0 and rows == len(allowed) == 1_112_064 - 128 - 43
+    assert (lens[:rows] == np.array([len(chr(c).encode()) + 1 for c in allowed])).all()
+    for code in REFUSED:
+        assert kernel_split(f"a\nq 0 d{chr(code)}x 1\n".encode(), 4096)[1] == \
+            ("unsafe", 1, code, False)
+    for byte in range(0x80, 0x100):
+        error = kernel_split(b"q 0 d" + bytes([byte]) + b" 1\n", 4096)[1]
+        assert error == (("unsafe", 0, byte, True) if byte < 0xA0 else None)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200))
 def test_split_never_reads_outside_the_data(data):
     rows, error = kernel_split(data, 4096)
     for fields in rows:
-        assert all(f and not re.search(rb"[\x00-\x20\x7f]", f) for f in fields)
+        assert all(f and not re.search(rb"[\x00-\x20\x7f]", f) and first_unsafe(f) is None
+                   for f in fields)
     assert error is None or error[1] <= data.count(b"\n")
 
 

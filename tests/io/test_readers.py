@@ -140,7 +140,8 @@ def test_stdin_only_once(good):
 
 def test_bad_options(good):
     q, r, r2 = good
-    one_error_line(rpp("eval", "-l", "0", q, r, r2), r"relevance level must be > 0 \(got 0\)")
+    one_error_line(rpp("eval", "-l", "0", q, r, r2),
+                   r"relevance level must be a finite number > 0 \(got 0\)")
     one_error_line(rpp("eval", "--corpus-size", "1", q, r, r2),
                    r"--corpus-size 1 is smaller than the 2 distinct items of query q1")
 

@@ -67,15 +67,6 @@ def test_win_order_of_the_demo_matches_the_printed_win_rates():
     assert order[0] == "monot5" and order[-1] == "bm25"  # the generator's best and worst
 
 
-def test_line_plot_for_robustness_curves(tmp_path):
-    out = tmp_path / "curves.png"
-    plot.line_plot(str(out), {"rpp": ([5, 10, 20], [0.6, 0.8, 0.95]),
-                              "map": ([5, 10, 20], [0.4, 0.7, 0.9])},
-                   "queries kept", "Kendall's tau", "robustness")
-    height, width = read_png(out).shape[:2]
-    assert 600 <= width <= 1200 and 400 <= height <= 800
-
-
 @pytest.mark.parametrize("args, message", [
     (["-m", "map"], "rpp: --plot needs a preference measure (e.g. -m rpp) and two or more runs"),
     (["--plot-measure", "map"], "rpp: --plot-measure map: not a preference measure of this "
@@ -114,7 +105,7 @@ def test_missing_matplotlib_is_one_line_before_any_work(monkeypatch, tmp_path):
     assert (res.code, res.out) == (2, "")
     assert res.err == "rpp: --plot needs matplotlib: pip install 'rpp-cli[plot]'\n"
     with pytest.raises(InputError):
-        plot.line_plot(str(tmp_path / "y.png"), {}, "x", "y")
+        plot._pyplot()
 
 
 def test_meta_robustness_curves_png(tmp_path):
