@@ -5,7 +5,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: demo test bench fixtures clean
+DIST   ?= dist
+
+.PHONY: demo test bench fixtures clean wheel
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,11 +29,16 @@ demo: $(STAMP)
 test: $(TSTAMP)
 	$(BIN)/python -m pytest -q
 
+# A binary wheel (the compiled kernel inside) for machines without a compiler:
+# pip install $(DIST)/rpp_cli-*.whl
+wheel: | $(BIN)/python
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir $(DIST) .
+
 fixtures: | $(BIN)/python
 	$(BIN)/python fixtures/make_collection.py --out fixtures/demo
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

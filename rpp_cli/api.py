@@ -25,6 +25,7 @@ from .core.table import remember
 from .engine import session
 from .errors import InputError
 from .evaluate import Options, run_eval
+from .io.runs import NAME_SOURCES
 from .metaeval import MetaOptions, plan_meta
 from .parallel import default_jobs
 from .results import Results
@@ -48,22 +49,24 @@ def _qrels_source(qrels) -> str:
                                           [r[1] for r in rows], [r[2] for r in rows]]))
 
 
-def _run_sources(runs) -> tuple[list[str], tuple[str, ...]]:
-    """Paths (or in-memory names) of the runs, and their names when given as a dict."""
+def _run_sources(runs) -> tuple[list[str], tuple[str | None, ...]]:
+    """Paths (or in-memory names) of the runs, and the name of each in-memory run: its key in
+    ``{name: run}``, else ``run`` or ``run<i>`` (i: its place in the list); None for a path,
+    which ``names_from`` names as on the command line."""
     if isinstance(runs, (str, os.PathLike)):
-        return [str(runs)], ()
+        return [str(runs)], (None,)
     if _is_frame(runs):
-        return [_run_text("run", runs)], ()
+        return [_run_text("run", runs)], ("run",)
     if isinstance(runs, Mapping):
         if runs and all(_is_frame(v) or isinstance(v, Mapping) and all(
                 isinstance(x, Mapping) for x in v.values()) for v in runs.values()):
             names = tuple(str(n) for n in runs)  # {name: run dict or DataFrame}
             return [_run_text(name, run) for name, run in runs.items()], names
-        return [_run_text("run", runs)], ()  # one run {qid: {docno: score}}
+        return [_run_text("run", runs)], ("run",)  # one run {qid: {docno: score}}
     if isinstance(runs, Sequence):
-        out = [str(r) if isinstance(r, (str, os.PathLike)) else _run_text(f"run{i}", r)
-               for i, r in enumerate(runs)]
-        return out, ()
+        named = [(str(r), None) if isinstance(r, (str, os.PathLike))
+                 else (_run_text(f"run{i}", r), f"run{i}") for i, r in enumerate(runs)]
+        return [path for path, _ in named], tuple(name for _, name in named)
     raise InputError("runs: expected paths, a run dict, a DataFrame (query_id, doc_id, score) "
                      "or {name: run}")
 
@@ -147,26 +150,37 @@ def _measure_names(measures) -> list[str] | None:
     return names or None
 
 
-def _options(level, corpus_size, dedup, jobs, names, subtopics, max_docs) -> Options:
+def _options(level, corpus_size, dedup, jobs, names, subtopics, max_docs,
+             names_from) -> Options:
+    """The command line's Options from the API's keyword arguments, checked as it checks them."""
+    if names_from not in NAME_SOURCES:
+        raise InputError(f"names_from: expected one of {', '.join(NAME_SOURCES)} "
+                         f"(got {names_from!r})")
     if subtopics is not None and not isinstance(subtopics, (str, os.PathLike)):
         raise InputError("subtopics: expected the path of subtopic qrels")
     if max_docs is not None and (not isinstance(max_docs, int) or max_docs < 1):
         raise InputError(f"max_docs: expected a positive integer (got {max_docs!r})")
     return Options(level, corpus_size, dedup, jobs or default_jobs(),
-                   None if subtopics is None else str(subtopics), tuple(names or ()), max_docs)
+                   None if subtopics is None else str(subtopics), tuple(names or ()), max_docs,
+                   names_from)
 
 
-def evaluate(qrels, runs, measures: Sequence[str] | str | None = None, per_query: bool = False, *,
+def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
+             per_query: bool = False, *,
              level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
              jobs: int | None = None, names: Sequence[str] | None = None,
-             subtopics=None, max_docs: int | None = None,
+             names_from: str = "file", subtopics=None, max_docs: int | None = None,
              notes: list[str] | None = None) -> Results:
     """``rpp eval``: every measure (default: rpp's defaults) for every run and pair of runs.
-    ``qrels``: a path or a dict; ``runs``: paths, a run dict or ``{name: run}``; ``subtopics``:
-    the path of subtopic qrels; ``max_docs``: each run's top K per query (``-M K``).
+    ``qrels``: a path, a dict or a DataFrame; ``runs``: paths, a run dict, a DataFrame or
+    ``{name: run}``; ``subtopics``:
+    the path of subtopic qrels; ``max_docs``: each run's top K per query (``-M K``). A run is
+    named as on the command line (``names``: --name; ``names_from``: ``"file"`` or ``"tag"``),
+    an in-memory run by its key (``run<i>`` in a list).
     Notes the command line prints on stderr are appended to ``notes``."""
     paths, given = _run_sources(runs)
-    options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs)
+    options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
+                       names_from)
     with session(options.jobs):
         return run_eval(_qrels_source(qrels), paths, _measure_names(measures),
                         options, per_query, notes if notes is not None else []).results
@@ -176,12 +190,13 @@ def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
             test: str = "randomization", correction: str = "none", permutations: int = 10000,
             seed: int = DEFAULT_SEED, level: float | None = None, corpus_size: int | None = None,
             dedup: bool = False, jobs: int | None = None, names: Sequence[str] | None = None,
-            subtopics=None, max_docs: int | None = None,
+            names_from: str = "file", subtopics=None, max_docs: int | None = None,
             notes: list[str] | None = None) -> Results:
     """``rpp compare``: the mean effect and p-value of every pair of runs on every measure
     (the input arguments are :func:`evaluate`'s)."""
     paths, given = _run_sources(runs)
-    options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs)
+    options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
+                       names_from)
     with session(options.jobs):
         return run_compare(_qrels_source(qrels), paths, _measure_names(measures),
                            options, test, correction, permutations, seed,
@@ -191,13 +206,15 @@ def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
 def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
          options: MetaOptions | None = None, level: float | None = None,
          corpus_size: int | None = None, dedup: bool = False, jobs: int | None = None,
-         names: Sequence[str] | None = None, subtopics=None, max_docs: int | None = None,
+         names: Sequence[str] | None = None, names_from: str = "file", subtopics=None,
+         max_docs: int | None = None,
          notes: list[str] | None = None) -> Results:
     """``rpp meta``: discriminative power, agreement, robustness and predictive power of the
     measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
     paths, given = _run_sources(runs)
     notes = notes if notes is not None else []
-    inputs = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs)
+    inputs = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
+                      names_from)
     with session(inputs.jobs):
         return plan_meta(_qrels_source(qrels), paths, _measure_names(measures),
                          inputs, options or MetaOptions(), notes).run()

@@ -21,6 +21,7 @@ from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
 from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
 from .metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
+from .progress import show_bars
 from .streams import guard_stderr
 from .report import FORMATS, discard_stdout, plot
 from .report import table as table_report
@@ -29,6 +30,7 @@ from .report import write as write_report
 from .check import GATE_TESTS, machine_verdicts, markdown_summary, parse_max_drops, run_check
 from .errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED
 from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, compare_runs
+from .io.runs import NAME_SOURCES
 from .ndeval import NDEVAL_EXIT_ERROR, NdevalOptions, run_ndeval
 from .parallel import default_jobs
 from . import trec_eval as trec_eval_flow
@@ -42,28 +44,60 @@ EXIT_INTERRUPTED = 128 + 2  # ... and for one stopped by Ctrl-C (SIGINT)
 EXIT_INTERNAL = 70  # a bug (sysexits' EX_SOFTWARE): never 0, nor 1, a failed check
 
 
+FILE = click.Path(readable=False)
+"""An input file: completes as a file name in the shell; the readers open it (and say what is
+wrong with it in rpp's one-line form), so click checks nothing."""
+
+
 def _notes(notes: list[str]) -> None:
+    """Notes on stderr, one line each, unless --quiet."""
+    if click.get_current_context().meta.get(QUIET):
+        return
     for note in notes:
         click.echo(f"rpp: note: {shown(note)}", err=True)
+
+
+QUIET = "rpp.quiet"  # ctx.meta key: --quiet given to rpp or to the command
+
+
+def _quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """``-Q``: no notes and no progress bars for this command. rpp's own option sets the
+    default of every run (so an earlier in-process run leaves nothing behind); the command's
+    can only add quiet."""
+    if value or param.name == "group_quiet":
+        ctx.meta[QUIET] = value
+        show_bars(not value)
+
+
+def quiet_option(fn):
+    """``-Q, --quiet`` on a command, as on rpp itself."""
+    return click.option("-Q", "--quiet", is_flag=True, expose_value=False, callback=_quiet,
+                        help="No notes and no progress bars on stderr; errors stay (and rpp "
+                             "check's verdicts).")(fn)
 
 
 def input_options(fn):
     """Options every evaluating command shares (relevance level, corpus size, duplicates,
     threads, run names); the command receives them as one ``options: Options``."""
     @functools.wraps(fn)
-    def command(*args, level, corpus_size, dedup, jobs, dask, names, max_docs, **kwargs):
+    def command(*args, level, corpus_size, dedup, jobs, dask, names, names_from, max_docs,
+                **kwargs):
         with engine.session(jobs, dask):
             return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names,
-                                              max_docs=max_docs), **kwargs)
+                                              max_docs=max_docs, names_from=names_from),
+                      **kwargs)
 
     command = click.option("-M", "--max-docs", "max_docs", type=click.IntRange(1, 1 << 40),
                            metavar="K",
                            help="Keep each run's top K documents per query, as trec_eval -M "
                                 "and pref_eval --topk (default: all).")(command)
+    command = click.option("--names-from", "names_from", type=click.Choice(NAME_SOURCES),
+                           default="file",
+                           help="What names a run: its file name less .gz ('-' for stdin), or "
+                                "its tag (6th field of its first line).")(command)
     command = click.option("--name", "names", multiple=True, metavar="NAME",
-                           help="Name of a run, once per RUN in the same order (default: the "
-                                "runs' tags if all are unique, else their file names, else "
-                                "their paths).")(command)
+                           help="Name of a run, once per RUN in the same order (default: "
+                                "--names-from).")(command)
     command = click.option("--dedup", is_flag=True,
                            help="Keep the best-scored copy of a docno repeated within a query "
                                 "(default: it is an error, as in trec_eval).")(command)
@@ -90,7 +124,7 @@ def input_options(fn):
 
 def subtopics_option(fn):
     """``--subtopics FILE`` for the commands that evaluate runs (eval, compare, meta)."""
-    return click.option("--subtopics", metavar="FILE",
+    return click.option("--subtopics", type=FILE, metavar="FILE",
                         help="Subtopic qrels (qid subtopic docno grade): adds st-rpp, st-dcgrpp, "
                              "st-invrpp and ndeval's ERR-IA@20 alpha-nDCG@20 MAP-IA strec@20 "
                              "to the defaults. QRELS may then be '-' or omitted (grade = "
@@ -162,6 +196,9 @@ class RppGroup(click.Group):
              context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(__version__, "-V", "--version", prog_name="rpp",
                       message=f"%(prog)s %(version)s ({_versions()})")
+@click.option("-Q", "--quiet", "group_quiet", is_flag=True, expose_value=False,
+              callback=_quiet, help="No notes and no progress bars on stderr for the command "
+                                    "(the same as its own -Q); errors stay.")
 def cli() -> None:
     """Preference-based evaluation of rankings: recall-paired preference (RPP) beside
     trec_eval's measures, in trec_eval's tab-separated layout.
@@ -172,8 +209,8 @@ def cli() -> None:
 
 
 @cli.command("eval")
-@click.argument("qrels", metavar="[QRELS]")
-@click.argument("runs", nargs=-1, metavar="RUN...")
+@click.argument("qrels", type=FILE, metavar="[QRELS]")
+@click.argument("runs", nargs=-1, type=FILE, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to compute; repeatable. trec_eval syntax works (P.5,10, "
                    f"ndcg_cut.10, official); 'rpp measures' lists them. "
@@ -192,6 +229,7 @@ def cli() -> None:
 @click.option("--plot-measure", metavar="NAME",
               help="Preference measure drawn by --plot. Default: the first one computed.")
 @input_options
+@quiet_option
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool,
                  no_summary: bool, fmt: str, precision: int, orderings: bool,
                  subtopics: str | None, plot_path: str | None, plot_measure: str | None,
@@ -294,8 +332,8 @@ VIEWS = ("trec", "human", "paper")
 
 
 @cli.command("compare")
-@click.argument("qrels", metavar="[QRELS]")
-@click.argument("runs", nargs=-1, metavar="RUN...")
+@click.argument("qrels", type=FILE, metavar="[QRELS]")
+@click.argument("runs", nargs=-1, type=FILE, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to test; repeatable (default: as rpp eval).")
 @click.option("--test", type=click.Choice(TESTS), default="randomization", show_default=True,
@@ -310,6 +348,7 @@ VIEWS = ("trec", "human", "paper")
 @view_option
 @subtopics_option
 @input_options
+@quiet_option
 def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], test: str,
                     alpha: float, correction: str, permutations: int, seed: int,
                     fmt: str, precision: int, view: str, subtopics: str | None,
@@ -356,9 +395,9 @@ SUMMARY_FILE = "$GITHUB_STEP_SUMMARY"
 
 
 @cli.command("check")
-@click.argument("qrels", metavar="QRELS")
-@click.argument("candidates", nargs=-1, required=True, metavar="CANDIDATE...")
-@click.option("--baseline", required=True, metavar="RUN",
+@click.argument("qrels", type=FILE, metavar="QRELS")
+@click.argument("candidates", nargs=-1, required=True, type=FILE, metavar="CANDIDATE...")
+@click.option("--baseline", required=True, type=FILE, metavar="RUN",
               help="The run every candidate is checked against (required: no default).")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to test; repeatable. Default: rpp.")
@@ -372,6 +411,7 @@ SUMMARY_FILE = "$GITHUB_STEP_SUMMARY"
 @permutation_options("Random sign flips of the randomization test.")
 @output_options
 @input_options
+@quiet_option
 def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
                   measures: tuple[str, ...], test: str, alpha: float, max_drops: tuple[str, ...],
                   permutations: int, seed: int, fmt: str, precision: int,
@@ -409,8 +449,8 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
 
 
 @cli.command("meta")
-@click.argument("qrels", metavar="[QRELS]")
-@click.argument("runs", nargs=-1, metavar="RUN...")
+@click.argument("qrels", type=FILE, metavar="[QRELS]")
+@click.argument("runs", nargs=-1, type=FILE, metavar="RUN...")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to study; repeatable (default: as rpp eval).")
 @click.option("--analysis", "analyses", default=",".join(ANALYSES), show_default=True,
@@ -449,6 +489,7 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
 @view_option
 @subtopics_option
 @input_options
+@quiet_option
 def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], analyses: str,
                  alpha: float, permutations: int, samples: int,
                  query_counts: tuple[int, ...] | None, judged_fractions: tuple[float, ...] | None,
@@ -505,8 +546,8 @@ class _ExitOneCommand(click.Command):
 
 
 @cli.command("ndeval", cls=_ExitOneCommand)
-@click.argument("qrels", metavar="QRELS")
-@click.argument("run", metavar="RUN")
+@click.argument("qrels", type=FILE, metavar="QRELS")
+@click.argument("run", type=FILE, metavar="RUN")
 @click.option("-alpha", "alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               callback=_finite,
               help="Redundancy: a subtopic's gain decays by (1 - alpha) with each repeat.")
@@ -520,6 +561,7 @@ class _ExitOneCommand(click.Command):
 @click.option("-traditional", "traditional", is_flag=True,
               help="Order by score, then docno descending (default: by the rank column).")
 @click.option("-a", "_ignored", is_flag=True, hidden=True)  # ndeval accepts -a and ignores it
+@quiet_option
 def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: bool,
                    max_docs: int | None, traditional: bool, _ignored: bool) -> None:
     """ndeval (TREC Web track, v4.5) for one RUN: the same CSV of ERR-IA, alpha-nDCG,
@@ -537,8 +579,8 @@ def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: 
 
 
 @cli.command("trec-eval", cls=_ExitOneCommand)
-@click.argument("qrels", metavar="QRELS")
-@click.argument("run", metavar="RUN")
+@click.argument("qrels", type=FILE, metavar="QRELS")
+@click.argument("run", type=FILE, metavar="RUN")
 @click.option("-q", "--query_eval_wanted", "per_query", is_flag=True,
               help="Also print the measures of each query.")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
@@ -573,8 +615,8 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
 
 
 @cli.command("levels")
-@click.argument("paths", nargs=-1, metavar="QRELS RUN_A RUN_B")
-@click.option("--subtopics", metavar="FILE",
+@click.argument("paths", nargs=-1, type=FILE, metavar="QRELS RUN_A RUN_B")
+@click.option("--subtopics", type=FILE, metavar="FILE",
               help="Subtopic qrels: ST-RPP's populations (one per subtopic, labelled by its "
                    "id, plus '*', all relevant items) instead of the graded ones. QRELS may "
                    "then be '-' or omitted, as in rpp eval. Default: none.")
@@ -594,6 +636,7 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
                    "population; over several queries, the ECDF of those differences pooled "
                    "over every query, population and level. Default: no plot.")
 @input_options
+@quiet_option
 def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bool, fmt: str,
                    precision: int, query: str | None, plot_path: str | None,
                    options: Options) -> None:

@@ -9,6 +9,7 @@ corpus size n of a query is its number of items and retrieved codes. Runs are re
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -170,11 +171,12 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
 def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            corpus_size: int | None = None, dedup: bool = False,
            notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
-           jobs: int = 1, names: tuple[str, ...] = (), max_docs: int | None = None
-           ) -> Collection:
+           jobs: int = 1, names: Sequence[str | None] = (), names_from: str = "file",
+           max_docs: int | None = None) -> Collection:
     """Read the runs and join them to the qrels: evaluated queries, relevant items, ranks
     (contract §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
-    read and joined by ``jobs`` threads; ``max_docs`` keeps each query's top K of a run."""
+    read and joined by ``jobs`` threads; ``max_docs`` keeps each query's top K of a run.
+    Runs are named by :func:`name_runs` (``names``: --name; ``names_from``: file or tag)."""
     from .subtopics import encode_subtopics
 
     notes = notes if notes is not None else []
@@ -215,8 +217,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, judged_qids, docs, dedup,
                                           qrels.path, max_docs),
                       len(run_paths), threads_for(run_paths, jobs), label="reading runs")
-    run_names, name_notes = name_runs(loaded, names)
-    notes.extend(name_notes)
+    run_names = name_runs(loaded, names, names_from)
     ranks = np.zeros((len(loaded), len(item_doc)), dtype=np.int64)
     for r, (run, name) in enumerate(zip(loaded, run_names)):
         rows, unjudged, missing = run.rows, run.unjudged, run.missing
@@ -232,7 +233,8 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
         if missing:
             shown = ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
             notes.append(f"{name}: {_count(len(missing), 'judged query', 'judged queries')} "
-                         f"not in the run, scored as empty rankings ({shown})")
+                         f"not in the run, scored as empty rankings as trec_eval -c does "
+                         f"({shown}); if they should not count, leave them out of the qrels")
     union = corpus_sizes(docs.keys(), [run.rows.doc for run in loaded], item_doc, len(qids))
     if corpus_size is not None and (union > corpus_size).any():
         q = int(np.argmax(union > corpus_size))
@@ -261,14 +263,17 @@ def corpus_sizes(code_query: np.ndarray, run_docs: list[np.ndarray], item_doc: n
 def _judged_notes(name: str, query: np.ndarray, rank: np.ndarray, judged: np.ndarray,
                   n_queries: int) -> list[str]:
     """A warning when nothing a run retrieved is judged (document qrels with passage runs?),
-    a note when under half of its top 10 is: its scores then say little."""
+    a note when under half of its top 10 is: its scores then say little. Each says what to do."""
     if not judged.any():
-        return [f"{name}: none of the docnos it retrieved is judged: wrong qrels?"]
+        return [f"{name}: none of the docnos it retrieved is judged, so it scores 0: check that "
+                "the run and the qrels use the same document ids (documents or passages?)"]
     top = rank <= 10
     shown = np.bincount(query[top], minlength=n_queries)
     fraction = np.bincount(query[top & judged], minlength=n_queries)[shown > 0] / shown[shown > 0]
     if fraction.mean() < 0.5:
-        return [f"{name}: only {fraction.mean():.0%} of its top 10 is judged (mean over queries)"]
+        return [f"{name}: only {fraction.mean():.0%} of its top 10 is judged (mean over queries); "
+                "unjudged documents count as non-relevant, so its scores are likely too low: "
+                "judge its top documents, or also read -m bpref, which ignores them"]
     return []
 
 

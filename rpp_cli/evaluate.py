@@ -53,8 +53,9 @@ class Options:
     dedup: bool = False
     jobs: int = 1
     subtopics: str | None = None  # subtopic qrels file
-    names: tuple[str, ...] = ()  # --name: the runs' names, in order
+    names: tuple[str | None, ...] = ()  # --name: the runs' names, in order (None: by names_from)
     max_docs: int | None = None  # -M K: each run keeps its top K per query
+    names_from: str = "file"  # --names-from: runs not named by --name are named by file or tag
 
 
 def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, list[str]]:
@@ -93,14 +94,16 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
     qrels = read_qrels(qrels_path) if qrels_path is not None else subtopics.overall
     return encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
                   dedup=options.dedup, notes=notes, subtopics=subtopics, jobs=options.jobs,
-                  names=options.names, max_docs=options.max_docs)
+                  names=options.names, names_from=options.names_from,
+                  max_docs=options.max_docs)
 
 
 def measure(coll: Collection, measures: list[Measure], per_query: bool,
             notes: list[str], jobs: int = 1) -> Context:
     """Compute ``measures`` on ``coll``, family by family, into one Context."""
     if len(coll.run_names) < 2 and any(m.kind == PREFERENCE for m in measures):
-        notes.append("preferences need two runs: only per-run measures computed")
+        notes.append("preferences need two runs: only per-run measures computed (give two or "
+                     "more RUN files for them)")
         measures = [m for m in measures if m.kind != PREFERENCE]
     outputs = [name for m in measures for name in m.outputs]  # fixes the output order
     ctx = Context(coll, Results(coll.qids, coll.run_names, outputs), per_query, jobs,

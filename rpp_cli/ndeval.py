@@ -59,8 +59,7 @@ def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[
     if untagged.any():
         raise InputError("expected 6 fields, the last the run tag (ndeval's syntax)", run.path,
                          run.line(int(np.argmax(untagged))))
-    names, name_notes = name_runs([run])
-    notes.extend(name_notes)
+    names = name_runs([run], source="tag")  # ndeval's runid is the run's tag
     topic = _run_topics(run)
     rows, pos = _ranking(run, topic, opts)
     run_topics = np.unique(topic[rows])

@@ -11,6 +11,14 @@ import click
 
 T = TypeVar("T")
 DELAY = 0.5  # seconds of work before a bar is worth showing
+_shown = True  # False under --quiet: set by the command line for each command it runs
+
+
+def show_bars(shown: bool) -> None:
+    """Whether bars may be drawn (``--quiet`` says no); a process-wide setting, because the
+    loops that draw them also run in worker threads."""
+    global _shown
+    _shown = shown
 
 
 def progress(items: Iterable[T], label: str, length: int | None = None,
@@ -19,7 +27,7 @@ def progress(items: Iterable[T], label: str, length: int | None = None,
     have passed. ``length`` defaults to ``len(items)`` (no bar when neither is known)."""
     stream = sys.stderr if stream is None else stream
     total = length if length is not None else len(items) if isinstance(items, Sized) else None
-    if total is None or not stream.isatty():
+    if total is None or not _shown or not stream.isatty():
         yield from items
         return
     start = time.monotonic()

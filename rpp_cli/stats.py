@@ -250,5 +250,6 @@ def testable(ctx, measures, notes: list[str]) -> list[tuple[str, bool]]:
             if out in ctx.tensors or out in ctx.metrics:
                 names.append((out, out in ctx.tensors))
             else:
-                notes.append(f"{out}: no per-query values, not tested")
+                notes.append(f"{out}: no per-query values (an aggregate only), so not tested; "
+                             "leave it out of -m")
     return names

@@ -114,10 +114,11 @@ def parse_lines(text: str) -> dict[tuple, float]:
 
 @pytest.fixture
 def tiny(tmp_path: Path):
-    """A factory: tiny(qrels_rows, {tag: ranking}) -> (qrels path, [run paths])."""
+    """A factory: tiny(qrels_rows, {name: ranking}) -> (qrels path, [run paths]); a run's file
+    name and tag are its name."""
     def make(qrels_rows, runs, scores=None):
         q = write_qrels(tmp_path / "qrels", qrels_rows)
-        paths = [write_run(tmp_path / f"{tag}.run", ranking, tag,
+        paths = [write_run(tmp_path / tag, ranking, tag,
                            (scores or {}).get(tag)) for tag, ranking in runs.items()]
         return q, paths
     return make

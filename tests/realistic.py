@@ -145,6 +145,12 @@ class Collection:
     notes: dict[str, object] = field(default_factory=dict)
 
     @property
+    def file_names(self) -> list[str]:
+        """The runs' file names in :func:`write_collection`, which are their names in rpp
+        (contract §1; ``--names-from tag`` names them by ``tags``)."""
+        return [f"run{r}" for r in range(len(self.runs))]
+
+    @property
     def evaluated(self) -> list[str]:
         """Queries with a relevant item, in trec_eval order (byte order of the qid)."""
         return sorted((q for q, docs in self.qrels.items() if any(g > 0 for g in docs.values())),
@@ -340,13 +346,13 @@ def write_collection(coll: Collection, directory: Path, style: str = "mixed",
     qrels_path = directory / "qrels"
     qrels_path.write_bytes(_encode_file(rng, qlines, ugly, "qrels written by realistic.py"))
     paths = []
-    for r, (run, tag) in enumerate(zip(coll.runs, coll.tags)):
+    for run, tag, name in zip(coll.runs, coll.tags, coll.file_names):
         ugly = _ugliness(rng, style)
         lines = []
         for q, docs in run.items():
             for i, (d, s) in enumerate(docs):
                 lines.append([q, "Q0", d, str(i + 1), _score_text(rng, s, ugly["scores"]), tag])
-        path = directory / f"run{r}"
+        path = directory / name
         path.write_bytes(_encode_file(rng, lines, ugly, f"run {tag} (système)"))
         paths.append(path)
     return qrels_path, paths

@@ -1,6 +1,7 @@
 """The Python API: the commands as functions over paths or dicts, the same numbers as the CLI."""
 from __future__ import annotations
 
+import gzip
 import re
 
 import pytest
@@ -38,6 +39,32 @@ def test_paths_and_compare_and_meta():
     meta = rpp_cli.meta(DEMO / "qrels", RUNS, ["rpp", "map"],
                         options=rpp_cli.MetaOptions(analyses=("agreement",)))
     assert any(r["measure"] == "agreement_tau" for r in meta.records())
+
+
+def test_run_names_as_on_the_command_line(tmp_path):
+    """contract §1 in the API: a path is named by its file name (or tag, ``names_from``), an
+    in-memory run by its key, ``run<i>`` in a list (i: its place); a clash is an error."""
+    renamed = tmp_path / "first.run.gz"
+    renamed.write_bytes(gzip.compress(RUNS[0].read_bytes()))  # bm25
+    qrels, runs = _dicts()
+
+    def names(runs, **kwargs) -> list[str]:
+        res = rpp_cli.evaluate(DEMO / "qrels", runs, ["map"], **kwargs)
+        return [r["run"] for r in res.records()]
+
+    assert names([renamed, RUNS[1]]) == ["first.run", "dpr"]
+    assert names([renamed, RUNS[1]], names_from="tag") == ["bm25", "dpr"]
+    assert names([renamed, runs["monot5"]]) == ["first.run", "run1"]
+    assert names([runs["dpr"], runs["monot5"]]) == ["run0", "run1"]
+    assert names({"x": runs["dpr"], "y": runs["monot5"]}, names_from="tag") == ["x", "y"]
+    assert names([renamed, runs["dpr"]], names=["A", "B"]) == ["A", "B"]
+    with pytest.raises(InputError, match=r"names_from: expected one of file, tag \(got 'tags'\)"):
+        names([renamed], names_from="tags")
+    (tmp_path / "other").mkdir()
+    clash = tmp_path / "other" / "first.run"
+    clash.write_bytes(RUNS[1].read_bytes())
+    with pytest.raises(InputError, match=r"are both named 'first.run'"):
+        rpp_cli.compare(DEMO / "qrels", [renamed, clash], ["map"])
 
 
 def test_bad_dicts_are_input_errors():

@@ -65,7 +65,9 @@ def test_a_run_that_retrieved_nothing_judged_is_flagged(tmp_path):
     c = write_run(tmp_path / "c", {"1": ["p1#0", "p1#1"], "2": ["p2#0"]}, "c")
     res = rpp("eval", "-m", "map", q, a, c)
     assert res.code == 0
-    assert "rpp: note: c: none of the docnos it retrieved is judged: wrong qrels?" in res.err
+    assert ("rpp: note: c: none of the docnos it retrieved is judged, so it scores 0: check "
+            "that the run and the qrels use the same document ids (documents or passages?)\n"
+            in res.err)
 
 
 def test_a_run_mostly_unjudged_at_10_gets_a_note(tmp_path):
@@ -73,5 +75,7 @@ def test_a_run_mostly_unjudged_at_10_gets_a_note(tmp_path):
     a = write_run(tmp_path / "a", {"1": ["d1", "d2"]}, "a")  # 2 of 2 judged
     b = write_run(tmp_path / "b", {"1": ["d1", "x1", "x2", "x3"]}, "b")  # 1 of 4
     res = rpp("eval", "-m", "map", q, a, b)
-    assert "rpp: note: b: only 25% of its top 10 is judged (mean over queries)" in res.err
+    assert ("rpp: note: b: only 25% of its top 10 is judged (mean over queries); unjudged "
+            "documents count as non-relevant, so its scores are likely too low: judge its top "
+            "documents, or also read -m bpref, which ignores them\n" in res.err)
     assert "a: only" not in res.err

@@ -14,8 +14,8 @@ WORST = DEMO / "runs" / "bm25"
 
 @pytest.fixture
 def copy_of_best(tmp_path):
-    """The baseline's ranking under another tag: equal on every measure."""
-    path = tmp_path / "copy.run"
+    """The baseline's ranking under another name: equal on every measure."""
+    path = tmp_path / "monot5-copy"
     path.write_text(BEST.read_text().replace(" monot5\n", " monot5-copy\n"))
     return path
 
@@ -29,7 +29,7 @@ def slightly_worse(tmp_path):
     rows = [line.split() for line in BEST.read_text().splitlines()]
     top = next(i for i, r in enumerate(rows) if r[3] == "1" and (r[0], r[2]) in relevant)
     rows[top][4] = "-1000"
-    path = tmp_path / "tweak.run"
+    path = tmp_path / "tweak"
     path.write_text("".join(" ".join(r[:5] + ["tweak"]) + "\n" for r in rows))
     return path
 

@@ -41,8 +41,8 @@ def test_every_value_matches_the_references(tmp_path, seed):
     coll = generate(seed)
     res = _evaluate(tmp_path, coll, "mixed")
     got, _, order = parse_strict(res.out)
-    want = expected_output(coll.qrels, coll.runs, coll.tags)
-    problems = compare(got, want) + order_problems(order, coll.tags)
+    want = expected_output(coll.qrels, coll.runs, coll.file_names)
+    problems = compare(got, want) + order_problems(order, coll.file_names)
     assert not problems, (f"seed {seed}: {len(problems)} problems, e.g.\n  "
                           + "\n  ".join(problems[:8]))
 
@@ -78,3 +78,30 @@ def test_no_negative_zero(tmp_path):
     """contract §7: a negative zero prints as 0 (RPP(b, a) = -RPP(a, b) = -0.0 must not show)."""
     bad = {k: t for k, t in _printed_texts(tmp_path).items() if _NEGATIVE_ZERO.fullmatch(t)}
     assert not bad, f"{len(bad)} values printed as negative zero, e.g. {next(iter(bad.items()))}"
+
+
+def _renamed(text: str, rename: dict[str, str]) -> str:
+    """``rpp eval`` output (and its notes) with each run name replaced by ``rename[name]``."""
+    lines = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("rpp: note: "):
+            name, sep, rest = line[len("rpp: note: "):].partition(": ")
+            lines.append(f"rpp: note: {rename.get(name, name)}{sep}{rest}")
+        else:
+            fields = line.split("\t")
+            lines.append("\t".join(fields[:2] + [rename[f] for f in fields[2:-1]] + fields[-1:]))
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("seed", FORMAT_SEEDS)
+def test_names_from_tag_changes_the_names_only(tmp_path, seed):
+    """contract §1: ``--names-from tag`` prints each run's tag where the default prints its
+    file name, in every line and note; nothing else changes."""
+    coll = generate(seed)
+    qrels, runs = write_collection(coll, tmp_path, "mixed")
+    by_file = rpp(*EVAL_ARGS, qrels, *runs)
+    by_tag = rpp(*EVAL_ARGS, "--names-from", "tag", qrels, *runs)
+    rename = dict(zip(coll.file_names, coll.tags))
+    assert by_file.code == by_tag.code == 0
+    assert by_tag.out == _renamed(by_file.out, rename)
+    assert by_tag.err == _renamed(by_file.err, rename)

@@ -83,9 +83,11 @@ def test_a_killed_worker_process_is_an_error_naming_it():
 
 
 def test_a_killed_dask_worker_is_an_error_naming_it(dask_engine):
+    """Shard 6 kills its worker; the shards that worker ran beside it (a Dask worker has
+    several threads) die with it, so the error names the first of them: 6 or one before."""
     start = time.monotonic()
     with pytest.raises(WorkerDied, match=r"Dask worker \w+://\S+:\d+ died while working on "
-                                         r"shard 6 of 10"):
+                                         r"shard [1-6] of 10"):
         list(dask_engine.imap(_die_on_five, list(range(10))))
     assert time.monotonic() - start < 20
     assert list(dask_engine.imap(_square, [2, 3])) == [4, 9]  # the nanny restarted it

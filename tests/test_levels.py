@@ -15,6 +15,7 @@ from .test_shell import RPP, shell
 from .test_subtopics import write_subtopics
 
 PAPER_ARGS = (PAPER / "qrels", PAPER / "run.X", PAPER / "run.Y")
+BY_TAG = ("--names-from", "tag")  # the paper's runs are X and Y: their tags
 
 
 def per_level(out: str) -> list[tuple]:
@@ -71,7 +72,7 @@ def test_the_papers_worked_example_by_hand():
     #   >=4: X 2 | 12-2+2=12;      Y 3 4       (one such item: X at 2 beats Y at 3)
     #   >=5: X | 12-1+1=12;        Y 4
     # contract §4: λ=1 f_1(X)=2, f_2(X)=3, f_3(X)=7, f_1(Y)=1; λ=4 f_1(X)=2, f_1(Y)=3.
-    res = rpp("levels", *PAPER_ARGS)
+    res = rpp("levels", *BY_TAG, *PAPER_ARGS)
     assert res.code == 0 and res.err == ""
     expected = [(">=1", 1, 2, 1), (">=1", 2, 3, 3), (">=1", 3, 7, 4), (">=1", 4, 9, 5),
                 (">=1", 5, 11, 8), (">=1", 6, 12, 9),
@@ -122,10 +123,10 @@ def test_realistic_ids_by_hand(tmp_path):
     q = write_qrels(tmp_path / "qrels", [("106_1", "d", 2), ("106_1", long, 2),
                                          ("106_1", "Zürich_Straße", 1), ("106_1", "doc10", 1),
                                          ("106_1", "東京", 0), ("7", "doc1", 1)])
-    a = write_run(tmp_path / "a", {"106_1": ["東京", "d", "n1", "Zürich_Straße", long]},
-                  "bm25.rm3")
-    b = write_run(tmp_path / "b", {"106_1": [long, "Zürich_Straße", "n2"], "7": ["x", "doc1"]},
-                  "SPLADE++")
+    a = write_run(tmp_path / "bm25.rm3", {"106_1": ["東京", "d", "n1", "Zürich_Straße", long]},
+                  "a")
+    b = write_run(tmp_path / "SPLADE++", {"106_1": [long, "Zürich_Straße", "n2"],
+                                          "7": ["x", "doc1"]}, "b")
     res = rpp("levels", q, a, b)
     assert res.code == 0
     names = ("bm25.rm3", "SPLADE++")
@@ -227,10 +228,11 @@ def test_summed_back_levels_are_rpp_on_realistic_collections(seed, tmp_path):
 
 
 def test_formats_carry_the_same_rows():
-    trec = rpp("levels", "--precision", "6", *PAPER_ARGS).out.splitlines()
-    jsonl = [json.loads(line) for line in
-             rpp("levels", "--format", "jsonl", "--precision", "6", *PAPER_ARGS).out.splitlines()]
-    csv_lines = rpp("levels", "--format", "csv", "--precision", "6", *PAPER_ARGS).out.splitlines()
+    trec = rpp("levels", "--precision", "6", *BY_TAG, *PAPER_ARGS).out.splitlines()
+    jsonl = [json.loads(line) for line in rpp("levels", "--format", "jsonl", "--precision", "6",
+                                              *BY_TAG, *PAPER_ARGS).out.splitlines()]
+    csv_lines = rpp("levels", "--format", "csv", "--precision", "6", *BY_TAG,
+                    *PAPER_ARGS).out.splitlines()
     header = "measure,qid,run,other,population,level,run_position,other_position,value"
     assert csv_lines[0] == header
     keys = header.split(",")
@@ -278,7 +280,7 @@ def test_plot_png_and_svg(tmp_path):
     assert res.out == rpp("levels", *args).out  # the text output is unchanged
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
-    assert rpp("levels", "--plot", svg, "-n", *PAPER_ARGS).code == 0
+    assert rpp("levels", "--plot", svg, "-n", *BY_TAG, *PAPER_ARGS).code == 0
     text = svg.read_text()
     assert "<svg" in text and "X vs Y on query q1: position differences per recall level" in text
 

@@ -87,6 +87,14 @@ def test_untagged_run_is_refused_as_ndeval_refuses_it(tmp_path):
                    r"rpp: .*/myrun:2: expected 6 fields, the last the run tag \(ndeval's syntax\)")
 
 
+def test_runid_is_the_tag_as_in_ndeval(tmp_path):
+    """The drop-in keeps ndeval's runid, the run's tag, whatever the file is called."""
+    (tmp_path / "q").write_text("1 1 a 1\n")
+    (tmp_path / "myrun.gz").write_text("1 Q0 a 1 2.0 T5-P\n")
+    res = rpp("ndeval", tmp_path / "q", tmp_path / "myrun.gz")
+    assert [line.split(",")[0] for line in res.out.splitlines()] == ["runid", "T5-P", "T5-P"]
+
+
 # ---------------------------------------------------------------- bad input
 def one_error_line(res, pattern: str) -> None:
     """ndeval's exit status for every error is 1 (its error()), and so is rpp ndeval's."""

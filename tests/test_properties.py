@@ -105,8 +105,8 @@ def write(tmp, qrels, runs, shuffle_seed=None):
     (tmp / "qrels").write_text("".join(qlines))
     paths = []
     for r, lines in enumerate(run_lines):
-        (tmp / f"r{r}").write_text("".join(lines))
-        paths.append(tmp / f"r{r}")
+        (tmp / f"sys{r}").write_text("".join(lines))  # named sys<r>, by the file name
+        paths.append(tmp / f"sys{r}")
     return tmp / "qrels", paths
 
 

@@ -17,8 +17,9 @@ def test_readme_check_example(tmp_path):
     res = subprocess.run(["bash", "-c", "set -euo pipefail\n" + block], cwd=tmp_path, env=env,
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.rstrip().endswith("map_drop              \tall\tcandidate\tmonot5\t0.0000\nno regression")
-    assert "PASS\tcandidate\trpp" in res.stderr and "PASS\tcandidate\tmap" in res.stderr
+    assert res.stdout.rstrip().endswith(
+        "map_drop              \tall\tcandidate.run\tmonot5\t0.0000\nno regression")
+    assert "PASS\tcandidate.run\trpp" in res.stderr and "PASS\tcandidate.run\tmap" in res.stderr
     assert "FAIL\tbm25\trpp" in res.stderr
     assert res.stderr.rstrip().endswith("regression: bm25 must not ship")
     assert "rpp_p" in (tmp_path / "gate.tsv").read_text()

@@ -2,11 +2,17 @@
 example runs as written (bash, ``set -euo pipefail``) and does what the text says."""
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
 import re
+import select
 import shutil
+import struct
 import subprocess
 import sys
+import termios
+import time
 from pathlib import Path
 
 import pytest
@@ -68,3 +74,69 @@ def test_completion_offers_options_and_formats():
                          env=env, capture_output=True, text=True)
     assert res.stdout.split() == [f"plain,{f}" for f in
                                   ("trec", "jsonl", "csv", "matrix", "markdown", "latex")]
+
+
+def readme_bash_completion() -> str:
+    """The README's bash completion line, as a reader copies it into ~/.bashrc."""
+    block = next(b for b in examples() if "bash_source" in b)
+    return next(line for line in block.splitlines() if "bash_source" in line)
+
+
+class Terminal:
+    """An interactive bash (no rc files) in a pseudo-terminal, ``rpp`` on its PATH."""
+
+    def __init__(self, cwd: Path):
+        self.leader, follower = pty.openpty()
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 400, 0, 0))
+        env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep +
+               os.environ["PATH"], "PS1": "$ ", "TERM": "dumb", "INPUTRC": "/dev/null",
+               "HISTFILE": "/dev/null"}
+        self.proc = subprocess.Popen(["bash", "--norc", "--noprofile", "-i"], cwd=cwd, env=env,
+                                     stdin=follower, stdout=follower, stderr=follower,
+                                     start_new_session=True)
+        os.close(follower)
+        self.seen = b""
+
+    def type_and_wait(self, keys: str, pattern: bytes, timeout: float = 30.0) -> re.Match:
+        """Type ``keys``; the first match of ``pattern`` in what the terminal shows next."""
+        start, end = len(self.seen), time.monotonic() + timeout
+        os.write(self.leader, keys.encode())
+        while not (found := re.compile(pattern).search(self.seen, start)):
+            left = end - time.monotonic()
+            assert left > 0, f"no {pattern!r} in time; the terminal showed {self.seen[start:]!r}"
+            if select.select([self.leader], [], [], left)[0]:
+                self.seen += os.read(self.leader, 65536)
+        return found
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        os.close(self.leader)
+
+
+@pytest.fixture(scope="module")
+def terminal():
+    """One terminal for the completion tests, with the README's bash completion sourced."""
+    term = Terminal(ROOT)
+    try:
+        term.type_and_wait(readme_bash_completion() + "\necho READY\n", rb"\nREADY\r?\n")
+        yield term
+    finally:
+        term.close()
+
+
+@pytest.mark.parametrize("line, completed", [
+    ("rpp eval fixtures/de", "rpp eval fixtures/demo/"),
+    ("rpp eval fixtures/demo/qrels fixtures/demo/runs/col",
+     "rpp eval fixtures/demo/qrels fixtures/demo/runs/colbert"),
+    ("rpp check fixtures/demo/qrels fixtures/demo/runs/dpr --baseline fixtures/demo/runs/sp",
+     "rpp check fixtures/demo/qrels fixtures/demo/runs/dpr --baseline fixtures/demo/runs/splade"),
+    ("rpp eval --format mat", "rpp eval --format matrix"),
+])
+def test_tab_completes_file_names_in_a_terminal(terminal, line, completed):
+    """The README's bash completion in an interactive bash: TAB completes a file argument as
+    a file name (before, click offered nothing and the bell rang) and an option's values
+    still complete. What TAB made of the line is echoed back: Ctrl-A goes to the start of the
+    line and types ``echo DONE:`` before it."""
+    shown = terminal.type_and_wait(line + "\t\x01echo DONE:\r", rb"\nDONE:([^\r\n]*)\r?\n")
+    assert shown.group(1).decode() == completed

@@ -80,15 +80,22 @@ def test_notes_come_before_results_on_one_stream():
 
 
 def test_run_and_qrels_from_stdin():
+    """A run read from stdin is named ``-`` (contract §1), or by its tag with --names-from."""
     expected = rpp("eval", "-m", "rpp", "-m", "map", DEMO / "qrels", RUNS[0], RUNS[1])
     run = RUNS[0].read_bytes()
     for data in (run, gzip.compress(run)):
         got = rpp("eval", "-m", "rpp", "-m", "map", DEMO / "qrels", "-", RUNS[1], stdin=data)
+        assert got.code == 0
+        assert got.out == expected.out.replace(f"\t{RUNS[0].name}\t", "\t-\t")
+        assert got.err == expected.err.replace(f" {RUNS[0].name}: ", " -: ")
+        got = rpp("eval", "--names-from", "tag", "-m", "rpp", "-m", "map", DEMO / "qrels", "-",
+                  RUNS[1], stdin=data)
         assert (got.code, got.out, got.err) == (0, expected.out, expected.err)
     qrels = (DEMO / "qrels").read_text()
     got = rpp("eval", "-m", "rpp", "-m", "map", "-", RUNS[0], RUNS[1], stdin=qrels)
     assert (got.code, got.out) == (0, expected.out)
-    piped = shell(f"cat {RUNS[0]} | {RPP} eval -m rpp -m map fixtures/demo/qrels - {RUNS[1]}")
+    piped = shell(f"cat {RUNS[0]} | {RPP} eval --names-from tag -m rpp -m map "
+                  f"fixtures/demo/qrels - {RUNS[1]}")
     assert (piped.returncode, piped.stdout) == (0, expected.out)
 
 

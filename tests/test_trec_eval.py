@@ -209,6 +209,13 @@ def test_options_after_files_and_attached_values(files, rpp) -> None:
                            "P_5                   \tall\t0.1000\n")
 
 
+def test_runid_is_the_tag_as_in_trec_eval(files, rpp) -> None:
+    """The drop-in keeps trec_eval's runid (the run's tag), whatever the file is called."""
+    f = files(q=QRELS_OK, **{"bm25.run.gz": RUN_OK})
+    proc = rpp(f["q"], f["bm25.run.gz"], "-m", "runid")
+    assert (proc.returncode, proc.stdout) == (0, "runid                 \tall\tr\n")
+
+
 def test_real_process_stdin_and_gzip(files, tmp_path: Path) -> None:
     """As a subprocess: gzip and stdin read the same; errors exit with no traceback."""
     f = files(q=QRELS_OK)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,44 +59,63 @@ def _first_tag(table: Table) -> str | None:
     return line.split()[5].decode("utf-8", "surrogateescape")  # validated: blanks separate
 
 
-def name_runs(runs: list, given: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
-    """Display names (contract §1), one rule for all runs: ``given`` (--name), else their tags when
-    every run has one and all differ, else their file names (less ``.gz``) when all differ,
-    else their paths. Returns the names and a note saying which rule applied (none for tags).
+NAME_SOURCES = ("file", "tag")  # --names-from: what names a run when --name does not
+
+
+def name_runs(runs: list, given: Sequence[str | None] = (), source: str = "file") -> list[str]:
+    """Display names (contract §1): a run's name never depends on the other runs of the
+    command. ``given[i]`` (--name) names run i; a run without one is named by ``source``: its
+    file name less ``.gz`` (``-`` for stdin), or its tag (the 6th field of its first line).
 
     A name is one printable token (no whitespace, no control character): it must not be able
-    to add a field or a line to the output, nor reach a terminal raw.
+    to add a field or a line to the output, nor reach a terminal raw. Two runs with one name
+    are an error naming both files.
     """
-    if given:
-        if len(given) != len(runs):
-            raise InputError(f"--name given {len(given)} times for {len(runs)} runs: name every "
-                             "run, in order")
-        names, why, notes = list(given), "--name", []
-    else:
-        tags = [r.tag for r in runs]
-        bases = [_base(r.path) for r in runs]
-        if None not in tags and len(set(tags)) == len(tags):
-            names, why = tags, "their tags"
-        elif "-" not in bases and len(set(bases)) == len(bases):
-            names, why = bases, "their file names (tags missing or not unique)"
-        else:
-            names, why = [r.path for r in runs], "their paths (tags and file names not unique)"
-        notes = [] if names is tags else [f"runs named by {why}"]
-    for run, name in zip(runs, names):
+    if given and len(given) != len(runs):
+        raise InputError(f"--name given {len(given)} times for {len(runs)} runs: name every "
+                         "run, in order")
+    given = given or [None] * len(runs)
+    names = [g if g is not None else _name_by(run, source) for run, g in zip(runs, given)]
+    for run, name, g in zip(runs, names, given):
         if not _TOKEN.fullmatch(name) or not name.isprintable():
+            why = "--name" if g is not None else f"its {_SOURCE_WORDS[source]}"
             raise InputError(f"run name '{shown(name)}' (from {why}) is not one printable token "
                              "without spaces; set names with --name", path=run.path)
-    if len(set(names)) != len(names):
-        dup = next(n for n, c in Counter(names).items() if c > 1)
-        raise InputError("given twice: every run must be a different file, with its own name",
-                         path=dup)
-    return names, notes
+    first: dict[str, int] = {}
+    for r, name in enumerate(names):
+        if name in first:
+            raise InputError(_collision(runs[first[name]], runs[r], name, source))
+        first[name] = r
+    return names
+
+
+_SOURCE_WORDS = {"file": "file name", "tag": "tag"}
+
+
+def _name_by(run, source: str) -> str:
+    """The name ``source`` gives ``run`` (anything with a path and a tag); a tag it does not
+    have is an InputError."""
+    if source == "file":
+        return file_name(run.path)
+    if run.tag is None:
+        raise InputError("no tag (6th field of the first line) to name the run by: name it "
+                         "with --name, or by file names (--names-from file)", path=run.path)
+    return run.tag
+
+
+def _collision(a, b, name: str, source: str) -> str:
+    """The error for two runs with one name: both files, and the way out."""
+    if a.path == b.path:
+        return f"{a.path} is given twice: give each run once, or name each copy with --name"
+    other = "file" if source == "tag" else "tag"
+    return (f"runs {a.path} and {b.path} are both named '{name}': name every run with --name "
+            f"(once per run, in order), or by {_SOURCE_WORDS[other]}s with --names-from {other}")
 
 
 _TOKEN = re.compile(r"[^\s\x00-\x1f\x7f]+")
 
 
-def _base(path: str) -> str:
-    """A run's file name, less ``.gz``."""
+def file_name(path: str) -> str:
+    """A run's file name, less ``.gz`` (``-`` for stdin): its name by default."""
     base = os.path.basename(path)
     return base[:-3] if base.endswith(".gz") and len(base) > 3 else base

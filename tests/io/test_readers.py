@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rpp_cli.io.runs import name_runs, read_run
+from rpp_cli.io.runs import file_name, name_runs, read_run
 
 from ..conftest import DEMO, parse_lines, rpp, write_qrels, write_run
 
@@ -93,7 +95,7 @@ def test_duplicate_docno_is_an_error_unless_dedup(good, tmp_path):
     res = rpp("eval", "--dedup", "-m", "P.1", q, dup, r2)
     assert res.code == 0
     assert "1 repeated docno dropped, kept the best-scored copy" in res.err
-    assert parse_lines(res.out)[("P_1", "all", "d")] == 0.5  # a (5.0) first in q1
+    assert parse_lines(res.out)[("P_1", "all", "dup")] == 0.5  # a (5.0) first in q1
 
 
 def test_run_sharing_no_query(good, tmp_path):
@@ -121,13 +123,13 @@ def test_corrupt_gzip(good, tmp_path):
 
 def test_gzip_plain_stdin_comments_and_crlf_give_the_same_numbers(good, tmp_path):
     q, r, r2 = good
-    want = rpp("eval", "-q", q, r, r2).out
+    want = rpp("eval", "-q", "--names-from", "tag", q, r, r2).out  # the same names: the tags
     gz = tmp_path / "r1.txt"
     gz.write_bytes(gzip.compress(r.read_bytes()))
     crlf = tmp_path / "r2.crlf"
     crlf.write_bytes(b"# a comment\r\n\r\n" + r2.read_bytes().replace(b"\n", b"\r\n"))
-    assert rpp("eval", "-q", q, gz, crlf).out == want
-    assert rpp("eval", "-q", q, "-", r2, stdin=r.read_text()).out == want
+    assert rpp("eval", "-q", "--names-from", "tag", q, gz, crlf).out == want
+    assert rpp("eval", "-q", "--names-from", "tag", q, "-", r2, stdin=r.read_text()).out == want
 
 
 def test_stdin_only_once(good):
@@ -144,23 +146,81 @@ def test_bad_options(good):
                    r"--corpus-size 1 is smaller than the 2 distinct items of query q1")
 
 
-def test_run_names_one_rule_for_all_runs(tmp_path):
-    """Tags when all are present and unique, else file names (less .gz), else paths."""
+@pytest.fixture
+def named(tmp_path):
+    """Runs whose tags and file names collide in different ways (x/same and y/same share a
+    file name; x/same, x/c.run.gz and y/same share a tag)."""
     (tmp_path / "x").mkdir()
     (tmp_path / "y").mkdir()
-    a = write_run(tmp_path / "x" / "same", {"q": ["a"]}, "tag1")
-    b = write_run(tmp_path / "y" / "same", {"q": ["a"]}, "tag1")
-    c = write_run(tmp_path / "x" / "c.run", {"q": ["a"]}, "tag1", gz=True)
-    d = write_run(tmp_path / "d.run", {"q": ["a"]}, "solo")
-    e = write_run(tmp_path / "e.run", {"q": ["a"]}, "other")
-    runs = {p: read_run(str(p)) for p in (a, b, c, d, e)}
-    assert name_runs([runs[d], runs[e]]) == (["solo", "other"], [])
-    names, notes = name_runs([runs[a], runs[c], runs[d]])  # a and c share a tag
-    assert names == ["same", "c.run", "d.run"]
-    assert notes == ["runs named by their file names (tags missing or not unique)"]
-    names, notes = name_runs([runs[a], runs[b], runs[d]])  # ... and a and b a file name
-    assert names == [str(a), str(b), str(d)] and "paths" in notes[0]
-    assert name_runs([runs[a], runs[b]], ("old", "new")) == (["old", "new"], [])
+    paths = {"a": write_run(tmp_path / "x" / "same", {"q": ["a"]}, "tag1"),
+             "b": write_run(tmp_path / "y" / "same", {"q": ["a"]}, "tag1"),
+             "c": write_run(tmp_path / "x" / "c.run.gz", {"q": ["a"]}, "tag1", gz=True),
+             "d": write_run(tmp_path / "d.run", {"q": ["a"]}, "solo"),
+             "e": write_run(tmp_path / "e.run", {"q": ["a"]}, "other")}
+    return {k: read_run(str(p)) for k, p in paths.items()}
+
+
+NAMES = {"file": dict(a="same", b="same", c="c.run", d="d.run", e="e.run"),
+         "tag": dict(a="tag1", b="tag1", c="tag1", d="solo", e="other")}
+
+
+@pytest.mark.parametrize("source", ["file", "tag"])
+def test_a_run_name_never_depends_on_the_other_runs(named, source):
+    """Every set of runs whose names differ: each run gets the name it has alone."""
+    for k in range(1, len(named) + 1):
+        for keys in itertools.combinations(sorted(named), k):
+            expected = [NAMES[source][key] for key in keys]
+            if len(set(expected)) == len(expected):
+                assert name_runs([named[key] for key in keys], source=source) == expected
+
+
+@pytest.mark.parametrize("path, name", [
+    ("runs/bm25.run.gz", "bm25.run"), ("bm25.gz.run", "bm25.gz.run"), ("run.GZ", "run.GZ"),
+    (".gz", ".gz"), ("a.gz.gz", "a.gz"), ("-", "-"), ("/abs/dir/T5-P(zs)", "T5-P(zs)")])
+def test_file_name_is_the_base_name_less_gz(path, name):
+    assert file_name(path) == name
+
+
+def test_given_names_win(named):
+    assert name_runs([named["a"], named["b"]], ("old", "new")) == ["old", "new"]
+    assert name_runs([named["a"], named["b"]], ("old", None)) == ["old", "same"]  # the API's
+
+
+def _qrels_and(named):
+    return write_qrels(Path(named["a"].path).parent.parent / "qrels", [("q", "a", 1)])
+
+
+def test_two_runs_with_one_name_are_an_error_naming_both(named):
+    q = _qrels_and(named)
+    a, b, c, d = (named[k].path for k in "abcd")
+    one_error_line(rpp("eval", q, d, a, b),
+                   rf"runs {re.escape(a)} and {re.escape(b)} are both named 'same': name "
+                   r"every run with --name \(once per run, in order\), or by tags with "
+                   r"--names-from tag")
+    one_error_line(rpp("eval", "--names-from", "tag", q, d, a, c),
+                   rf"runs {re.escape(a)} and {re.escape(c)} are both named 'tag1': name "
+                   r"every run with --name \(once per run, in order\), or by file names with "
+                   r"--names-from file")
+    one_error_line(rpp("eval", q, a, d, a),
+                   rf"{re.escape(a)} is given twice: give each run once, or name each copy "
+                   r"with --name")
+    for way_out in (("--name", "A", "--name", "B"), ("--names-from", "tag")):
+        res = rpp("eval", "-m", "map", *way_out, q, d, a)
+        assert res.code == 0 and "Traceback" not in res.err
+    named_twice = rpp("eval", "-m", "map", "--name", "A", "--name", "B", q, a, a)
+    assert [line.split("\t")[2] for line in named_twice.out.splitlines()] == ["A", "B"]
+
+
+def test_names_from_tag_needs_a_tag(tmp_path):
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
+    tagged = write_run(tmp_path / "tagged", {"q1": ["a"]}, "t")
+    (tmp_path / "untagged").write_text("# no tag below\nq1 Q0 a 1 2\n")
+    one_error_line(rpp("eval", "--names-from", "tag", q, tagged, tmp_path / "untagged"),
+                   r".*/untagged: no tag \(6th field of the first line\) to name the run "
+                   r"by: name it with --name, or by file names \(--names-from file\)")
+    assert rpp("eval", q, tagged, tmp_path / "untagged").code == 0
+    usage = rpp("eval", "--names-from", "title", q, tagged)
+    assert usage.code == 2 and "'title' is not one of 'file', 'tag'" in usage.err
 
 
 @pytest.mark.parametrize("tag", ["evil\tmap", "\x1b[31mred", "a\u200bb"])
@@ -170,7 +230,7 @@ def test_a_run_name_cannot_forge_output(tmp_path, tag):
     bad = tmp_path / "bad"
     bad.write_bytes(f"q1 Q0 a 1 2 {tag}\n".encode())
     q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
-    res = rpp("eval", q, good, bad)
+    res = rpp("eval", "--names-from", "tag", q, good, bad)
     if "\t" in tag:  # the tab splits the tag: 7 fields
         one_error_line(res, r".*/bad:1: expected 5 or 6 fields.*")
     elif "\x1b" in tag:  # a control byte: not a text file at all
@@ -184,8 +244,8 @@ def test_a_run_name_cannot_forge_output(tmp_path, tag):
 
 
 def test_a_file_name_cannot_forge_output(tmp_path):
-    """Tags collide, so runs are named by file name: a name holding a newline and tabs would
-    print a fake line; it is refused, naming the file."""
+    """A file name holding a newline and tabs would print a fake line; it is refused, naming
+    the file."""
     q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
     good = write_run(tmp_path / "good", {"q1": ["a"]}, "same")
     evil = write_run(tmp_path / "evil\nmap   \tall\tfaker\t0.9999", {"q1": ["a"]}, "same")
@@ -247,3 +307,62 @@ def test_ranking_is_score_then_docno_bytes_descending(prefix, rows):
     want = sorted(range(len(rows)), key=lambda i: (-scores[i], [-b for b in texts[i].encode()] +
                                                     [1], i))
     assert [(scores[i], texts[i]) for i in order] == [(scores[i], texts[i]) for i in want]
+
+
+@pytest.fixture
+def renamed_demo(tmp_path):
+    """Two demo runs under file names other than their tags (bm25, monot5): one gzipped."""
+    first = tmp_path / "first.run.gz"
+    first.write_bytes(gzip.compress((DEMO / "runs" / "bm25").read_bytes()))
+    second = tmp_path / "second"
+    second.write_bytes((DEMO / "runs" / "monot5").read_bytes())
+    return first, second
+
+
+COMMANDS = {  # how each command that evaluates runs takes QRELS and two runs
+    "eval": lambda q, a, b: ("eval", "-m", "map", q, a, b),
+    "compare": lambda q, a, b: ("compare", "-m", "map", "--test", "ttest", q, a, b),
+    "check": lambda q, a, b: ("check", "-m", "map", "--test", "ttest", q, a, "--baseline", b),
+    "levels": lambda q, a, b: ("levels", "-n", q, a, b),
+    "meta": lambda q, a, b: ("meta", "--analysis", "agreement", "-m", "map", "-m", "rpp", q, a, b),
+}
+
+
+def printed_names(res) -> set[str]:
+    """The run and other fields of every output line (less rpp levels' population, level and
+    positions), and the run of every verdict line."""
+    rows = [line.split("\t") for line in res.out.splitlines()]
+    verdicts = [line.split("\t")[1] for line in res.err.splitlines()
+                if line.startswith(("PASS", "FAIL"))]
+    return {f for row in rows for f in row[2:-1]
+            if not (f.startswith(">=") or f.isdigit())} | set(verdicts)
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "meta"])
+def test_every_command_names_runs_by_file_or_by_tag(renamed_demo, command):
+    """contract §1 in every command: file names less .gz by default, tags with
+    --names-from tag, --name over both."""
+    first, second = renamed_demo
+    args = COMMANDS[command](DEMO / "qrels", first, second)
+    by_file, by_tag = rpp(*args), rpp(args[0], "--names-from", "tag", *args[1:])
+    given = rpp(args[0], "--name", "A", "--name", "B", *args[1:])
+    ok = 1 if command == "check" else 0  # bm25 fails the gate against monot5
+    assert (by_file.code, by_tag.code, given.code) == (ok, ok, ok), by_file.err + by_tag.err
+    assert printed_names(by_file) == {"first.run", "second"}
+    assert printed_names(by_tag) == {"bm25", "monot5"}
+    assert printed_names(given) == {"A", "B"}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_refuses_two_runs_with_one_name(tmp_path, command):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    a, b = tmp_path / "x" / "bm25", tmp_path / "y" / "bm25.gz"
+    a.write_bytes((DEMO / "runs" / "bm25").read_bytes())
+    b.write_bytes(gzip.compress((DEMO / "runs" / "dpr").read_bytes()))
+    args = COMMANDS[command](DEMO / "qrels", a, b)
+    first, second = (b, a) if command == "check" else (a, b)  # check reads the baseline first
+    one_error_line(rpp(*args), rf"runs {re.escape(str(first))} and {re.escape(str(second))} are "
+                               r"both named 'bm25': .* or by tags with --names-from tag")
+    way_out = rpp(args[0], "--names-from", "tag", *args[1:])
+    assert way_out.code == (1 if command == "check" else 0)  # check: bm25 fails against dpr

@@ -337,7 +337,7 @@ def _realistic_case(tmp_path: Path, seed: int) -> None:
     high = {q for q, docs in coll.qrels.items() if max(docs.values()) >= 2}
     usable = all(high & set(run) for run in coll.runs)  # every run shares a query at -l 2
     level = 2 if seed % 2 and usable else None  # odd seeds: -l 2 when the runs allow it
-    check_cli(qrels_path, run_paths, coll.qrels, coll.runs, coll.tags, level)
+    check_cli(qrels_path, run_paths, coll.qrels, coll.runs, coll.file_names, level)
 
 
 @pytest.mark.parametrize("seed", range(40))

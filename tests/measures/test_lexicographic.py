@@ -33,7 +33,7 @@ def test_paper_worked_example():
     f(X) = 2 3 7 9 U U, f(Y) = 1 3 4 5 8 9. First difference at i = 1: Y (1) beats X (2), so
     sgnLP(X, Y) = -1 and rrLP(X, Y) = 1/2 - 1/1 = -1/2. From the bottom: i = 6, X missed it
     (n - 6 + 6 = 12) and Y has it at 9, so sgnLR(X, Y) = -1."""
-    got = evaluate(PAPER / "qrels", [PAPER / "run.X", PAPER / "run.Y"])
+    got = evaluate(PAPER / "qrels", [PAPER / "run.X", PAPER / "run.Y"], "--names-from", "tag")
     assert got[("lexiprecision", "q1", "X", "Y")] == -1
     assert got[("rrlexiprecision", "q1", "X", "Y")] == pytest.approx(-0.5, abs=1e-12)
     assert got[("rrlexiprecision", "q1", "Y", "X")] == pytest.approx(0.5, abs=1e-12)

@@ -45,7 +45,7 @@ def test_paper_worked_example():
     """
     signs = [[-1, 0, -1, -1, -1, -1], [-1, 0, -1, -1], [1, -1], [-1]]
     res = rpp("eval", "-m", "rpp", "-m", "dcgrpp", "-m", "invrpp", "--precision", "12",
-              PAPER / "qrels", PAPER / "run.X", PAPER / "run.Y")
+              "--names-from", "tag", PAPER / "qrels", PAPER / "run.X", PAPER / "run.Y")
     assert res.code == 0, res.err
     assert values(res.out, "rpp")[("X", "Y")] == pytest.approx(-9 / 13, abs=1e-12)
     assert weighted(signs, UNIFORM) == pytest.approx(-9 / 13)
