@@ -2,6 +2,8 @@
 __version__ = "0.1.0"
 
 from .api import compare, evaluate, meta  # noqa: E402  (the Python API)
+from .errors import InputError  # noqa: E402
+from .metaeval import MetaOptions  # noqa: E402
 from .results import Results  # noqa: E402
 
-__all__ = ["evaluate", "compare", "meta", "Results", "__version__"]
+__all__ = ["evaluate", "compare", "meta", "MetaOptions", "Results", "InputError", "__version__"]

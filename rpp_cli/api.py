@@ -7,13 +7,18 @@ in-memory dicts, returning the one Results table (``.records()``, ``.to_pandas()
     rpp_cli.evaluate(qrels, runs, measures=["rpp", "map"]).records()
 
 Dicts are the ranx / pytrec_eval shapes: qrels ``{qid: {docno: grade}}``, a run
-``{qid: {docno: score}}``, several runs ``{name: run}``. They are written to TREC text in memory
-and read by the same reader as files, so every rule and every error is the command line's.
+``{qid: {docno: score}}``, several runs ``{name: run}``. pandas DataFrames are ir_measures' and
+ranx's: columns ``query_id`` (or ``q_id``), ``doc_id`` and ``relevance`` (qrels; ranx's
+``score`` too) or ``score`` (a run); other columns are ignored. Both are written to TREC text in
+memory and read by the same reader as files, so every rule and every error is the command
+line's; an id holding whitespace, which no file can hold, is an error.
 """
 from __future__ import annotations
 
 import itertools
 import os
+import re
+import sys
 from collections.abc import Mapping, Sequence
 
 from .core.table import remember
@@ -21,7 +26,7 @@ from .engine import session
 from .errors import InputError
 from .evaluate import Options, run_eval
 from .io.runs import NAME_SOURCES
-from .meta import MetaOptions, plan_meta
+from .metaeval import MetaOptions, plan_meta
 from .parallel import default_jobs
 from .results import Results
 from .stats import DEFAULT_SEED, run_compare
@@ -33,10 +38,15 @@ def _qrels_source(qrels) -> str:
     """A path, or the name under which in-memory qrels were put for the reader."""
     if isinstance(qrels, (str, os.PathLike)):
         return str(qrels)
+    if _is_frame(qrels):
+        q, d, g = _frame_columns(qrels, "qrels", ("relevance", "score"))
+        return _put("qrels", _lines("qrels", [q, ["0"] * len(q), d, g]))
     if not isinstance(qrels, Mapping):
-        raise InputError("qrels: expected a path or a dict {qid: {docno: grade}}")
-    text = "".join(f"{q} 0 {d} {g!r}\n" for q, docs in qrels.items() for d, g in docs.items())
-    return _put("qrels", text)
+        raise InputError("qrels: expected a path, a dict {qid: {docno: grade}} or a DataFrame "
+                         "(query_id, doc_id, relevance)")
+    rows = [(str(q), str(d), str(g)) for q, docs in qrels.items() for d, g in docs.items()]
+    return _put("qrels", _lines("qrels", [[r[0] for r in rows], ["0"] * len(rows),
+                                          [r[1] for r in rows], [r[2] for r in rows]]))
 
 
 def _run_sources(runs) -> tuple[list[str], tuple[str | None, ...]]:
@@ -45,24 +55,80 @@ def _run_sources(runs) -> tuple[list[str], tuple[str | None, ...]]:
     which ``names_from`` names as on the command line."""
     if isinstance(runs, (str, os.PathLike)):
         return [str(runs)], (None,)
+    if _is_frame(runs):
+        return [_run_text("run", runs)], ("run",)
     if isinstance(runs, Mapping):
-        if runs and all(isinstance(v, Mapping) and all(isinstance(x, Mapping)
-                                                       for x in v.values())
-                        for v in runs.values()):  # {name: {qid: {docno: score}}}
-            names = tuple(str(n) for n in runs)
+        if runs and all(_is_frame(v) or isinstance(v, Mapping) and all(
+                isinstance(x, Mapping) for x in v.values()) for v in runs.values()):
+            names = tuple(str(n) for n in runs)  # {name: run dict or DataFrame}
             return [_run_text(name, run) for name, run in runs.items()], names
         return [_run_text("run", runs)], ("run",)  # one run {qid: {docno: score}}
     if isinstance(runs, Sequence):
         named = [(str(r), None) if isinstance(r, (str, os.PathLike))
                  else (_run_text(f"run{i}", r), f"run{i}") for i, r in enumerate(runs)]
         return [path for path, _ in named], tuple(name for _, name in named)
-    raise InputError("runs: expected paths, a run dict or {name: run dict}")
+    raise InputError("runs: expected paths, a run dict, a DataFrame (query_id, doc_id, score) "
+                     "or {name: run}")
 
 
-def _run_text(name: str, run: Mapping) -> str:
-    lines = (f"{q} Q0 {d} 0 {float(s)!r} {name}\n" for q, docs in run.items()
-             for d, s in docs.items())
-    return _put(f"run {name}", "".join(lines))
+def _run_text(name: str, run) -> str:
+    """Put one run (a dict or a DataFrame) for the reader as TREC run text tagged ``name``."""
+    if _is_frame(run):
+        q, d, s = _frame_columns(run, f"run {name}", ("score",))
+    elif isinstance(run, Mapping):
+        rows = [(str(q), str(d), repr(float(s))) for q, docs in run.items()
+                for d, s in docs.items()]
+        q, d, s = ([r[i] for r in rows] for i in range(3))
+    else:
+        raise InputError(f"run {name}: expected a dict {{qid: {{docno: score}}}} or a DataFrame")
+    n = len(q)
+    return _put(f"run {name}", _lines(f"run {name}", [q, ["Q0"] * n, d, ["0"] * n, s,
+                                                      [str(name)] * n]))
+
+
+def _is_frame(obj) -> bool:
+    """True for a pandas DataFrame (pandas is optional: imported only by whoever made one)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(obj, pandas.DataFrame)
+
+
+_QID_COLUMNS = ("query_id", "q_id")  # ir_measures', ranx's
+
+
+def _frame_columns(frame, what: str, values: tuple[str, ...]) -> list[list[str]]:
+    """The qid, docno and value columns of an ir_measures/ranx DataFrame, as text (numbers as
+    Python prints them, so the reader parses the same double back)."""
+    columns = [[c for c in _QID_COLUMNS if c in frame.columns], ["doc_id"],
+               [c for c in values if c in frame.columns][:1]]  # the first present
+    if not all(columns) or "doc_id" not in frame.columns:
+        raise InputError(f"{what}: a DataFrame needs the columns query_id (or q_id), doc_id and "
+                         f"{' or '.join(values)}; it has "
+                         f"{', '.join(map(str, frame.columns)) or 'none'}")
+    if len(columns[0]) > 1:
+        raise InputError(f"{what}: a DataFrame with both query_id and q_id columns is ambiguous")
+    return [frame[c[0]].to_numpy().astype(str).tolist() for c in columns]
+
+
+_SPACE = re.compile(r"[ \t\r\n]")  # what separates fields and lines in TREC text
+_FIELD, _ROW = "\x00", "\x01"  # separators no field can hold: the reader rejects them
+
+
+def _lines(what: str, fields: list[list[str]]) -> str:
+    """Rows of TREC text from columns of fields. A field that is empty or holds whitespace
+    would drop, split or add a field or a line, or change an id: an InputError naming it.
+    Fields are joined with separators no field may hold, so one search of the whole text
+    finds any such field."""
+    n = len(fields[0])
+    text = _ROW.join(map(_FIELD.join, zip(*fields)))
+    if _SPACE.search(text) or text.count(_FIELD) != n * (len(fields) - 1) \
+            or text.count(_ROW) != max(n - 1, 0) or f"{_FIELD}{_FIELD}" in text \
+            or text.startswith(_FIELD) or text.endswith(_FIELD) or _ROW + _FIELD in text \
+            or _FIELD + _ROW in text:
+        bad = next(v for col in fields for v in col
+                   if not v or _SPACE.search(v) or _FIELD in v or _ROW in v)
+        raise InputError(f"{what}: {bad!r} is empty or holds whitespace: an id or a value in "
+                         "TREC text is one token")
+    return text.replace(_FIELD, " ").replace(_ROW, "\n") + ("\n" if n else "")
 
 
 def _put(what: str, text: str) -> str:
@@ -70,6 +136,18 @@ def _put(what: str, text: str) -> str:
     name = f"<{what} #{next(_counter)}>"
     remember(name, text.encode("utf-8", "surrogateescape"))
     return name
+
+
+def _measure_names(measures) -> list[str] | None:
+    """``measures`` as a list of names: one name (``"map"``) is one measure, not letters."""
+    if measures is None:
+        return None
+    if isinstance(measures, str):
+        return [measures]
+    names = list(measures)
+    if not all(isinstance(m, str) for m in names):
+        raise InputError(f"measures: expected a name or a list of names (got {measures!r})")
+    return names or None
 
 
 def _options(level, corpus_size, dedup, jobs, names, subtopics, max_docs,
@@ -87,13 +165,15 @@ def _options(level, corpus_size, dedup, jobs, names, subtopics, max_docs,
                    names_from)
 
 
-def evaluate(qrels, runs, measures: Sequence[str] | None = None, per_query: bool = False, *,
+def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
+             per_query: bool = False, *,
              level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
              jobs: int | None = None, names: Sequence[str] | None = None,
              names_from: str = "file", subtopics=None, max_docs: int | None = None,
              notes: list[str] | None = None) -> Results:
     """``rpp eval``: every measure (default: rpp's defaults) for every run and pair of runs.
-    ``qrels``: a path or a dict; ``runs``: paths, a run dict or ``{name: run}``; ``subtopics``:
+    ``qrels``: a path, a dict or a DataFrame; ``runs``: paths, a run dict, a DataFrame or
+    ``{name: run}``; ``subtopics``:
     the path of subtopic qrels; ``max_docs``: each run's top K per query (``-M K``). A run is
     named as on the command line (``names``: --name; ``names_from``: ``"file"`` or ``"tag"``),
     an in-memory run by its key (``run<i>`` in a list).
@@ -102,14 +182,14 @@ def evaluate(qrels, runs, measures: Sequence[str] | None = None, per_query: bool
     options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
                        names_from)
     with session(options.jobs):
-        return run_eval(_qrels_source(qrels), paths, list(measures) if measures else None,
+        return run_eval(_qrels_source(qrels), paths, _measure_names(measures),
                         options, per_query, notes if notes is not None else []).results
 
 
-def compare(qrels, runs, measures: Sequence[str] | None = None, *, test: str = "randomization",
-            correction: str = "none", permutations: int = 10000, seed: int = DEFAULT_SEED,
-            level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
-            jobs: int | None = None, names: Sequence[str] | None = None,
+def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
+            test: str = "randomization", correction: str = "none", permutations: int = 10000,
+            seed: int = DEFAULT_SEED, level: float | None = None, corpus_size: int | None = None,
+            dedup: bool = False, jobs: int | None = None, names: Sequence[str] | None = None,
             names_from: str = "file", subtopics=None, max_docs: int | None = None,
             notes: list[str] | None = None) -> Results:
     """``rpp compare``: the mean effect and p-value of every pair of runs on every measure
@@ -118,15 +198,16 @@ def compare(qrels, runs, measures: Sequence[str] | None = None, *, test: str = "
     options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
                        names_from)
     with session(options.jobs):
-        return run_compare(_qrels_source(qrels), paths, list(measures) if measures else None,
+        return run_compare(_qrels_source(qrels), paths, _measure_names(measures),
                            options, test, correction, permutations, seed,
                            notes if notes is not None else [])
 
 
-def meta(qrels, runs, measures: Sequence[str] | None = None, *, options: MetaOptions | None = None,
-         level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
-         jobs: int | None = None, names: Sequence[str] | None = None,
-         names_from: str = "file", subtopics=None, max_docs: int | None = None,
+def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
+         options: MetaOptions | None = None, level: float | None = None,
+         corpus_size: int | None = None, dedup: bool = False, jobs: int | None = None,
+         names: Sequence[str] | None = None, names_from: str = "file", subtopics=None,
+         max_docs: int | None = None,
          notes: list[str] | None = None) -> Results:
     """``rpp meta``: discriminative power, agreement, robustness and predictive power of the
     measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
@@ -135,7 +216,7 @@ def meta(qrels, runs, measures: Sequence[str] | None = None, *, options: MetaOpt
     inputs = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
                       names_from)
     with session(inputs.jobs):
-        return plan_meta(_qrels_source(qrels), paths, list(measures) if measures else None,
+        return plan_meta(_qrels_source(qrels), paths, _measure_names(measures),
                          inputs, options or MetaOptions(), notes).run()
 
 

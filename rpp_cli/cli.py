@@ -20,7 +20,7 @@ from .errors import InputError, shown
 from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
 from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
-from .meta import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
+from .metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
 from .progress import show_bars
 from .streams import guard_stderr
 from .report import FORMATS, discard_stdout, plot

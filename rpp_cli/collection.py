@@ -41,6 +41,8 @@ class RunRows:
     doc: np.ndarray  # code of the (query, docno) in the collection's dictionary
     trec_doc: np.ndarray | None  # the codes in trec_eval's order (C-float scores; its top K
     # with -M K), when that differs from ``doc``; a query has as many rows in both
+    tied: np.ndarray | None = None  # (rows,) bool: same score as the row above in its query
+    # (None: no two rows tie); ir_measures' providers order such rows by docno ascending
 
     @property
     def rank(self) -> np.ndarray:
@@ -334,13 +336,14 @@ def _load_run(r: int, path: str, qpos: dict[str, int], judged: set[str], docs: D
             code[~repeat]
     trec = _trec_order(docno, query, score, len(qpos))
     trec_doc = None if trec is None else code[trec]
+    tied = np.concatenate(([False], (query[1:] == query[:-1]) & (score[1:] == score[:-1])))
     if max_docs is not None:  # -M K: each query's top K in either order, as trec_eval's -M
         keep = group_positions(query) < max_docs  # the same rows of a query in both orders
-        query, code = query[keep], code[keep]
+        query, code, tied = query[keep], code[keep], tied[keep]
         if trec_doc is not None:
             trec_doc = trec_doc[keep]
             trec_doc = None if (trec_doc == code).all() else trec_doc
-    rows_out = RunRows(query, code, trec_doc)
+    rows_out = RunRows(query, code, trec_doc, tied if tied.any() else None)
     present = np.zeros(len(qpos), dtype=bool)
     present[query] = True
     return LoadedRun(path, tag, rows_out, notes, unjudged, np.flatnonzero(~present).tolist())

@@ -118,16 +118,24 @@ def measure(coll: Collection, measures: list[Measure], per_query: bool,
 
 
 def query_set_note(coll: Collection, measures: list[Measure]) -> list[str]:
-    """A note when rpp's own measures (queries with a relevant item) and trec_eval's (every
-    query of the qrels, as trec_eval -c) average over different queries (contract §6)."""
-    own = [m.name for m in measures if m.family != "trec"]
-    trec = [m.name for m in measures if m.family == "trec"]
+    """A note when rpp's own measures (queries with a relevant item) and trec_eval's and
+    ir_measures' (every query of the qrels, as trec_eval -c) average over different queries
+    (contract §6)."""
+    own = [m.name for m in measures if m.family not in ALL_QUERIES]
+    trec = [m.name for m in measures if m.family in ALL_QUERIES]
     if not (own and trec) or len(coll.evaluated) == len(coll.qids):
         return []
     level = "" if coll.level is None else f" (grade >= {coll.level:g})"
+    whose = " and ".join(ALL_QUERIES[f] for f in ALL_QUERIES
+                         if any(m.family == f for m in measures))
     return [f"rpp's measures ({_some(own)}) average over the {len(coll.evaluated)} queries "
-            f"with a relevant item{level}, trec_eval's ({_some(trec)}) over all "
+            f"with a relevant item{level}, {whose} ({_some(trec)}) over all "
             f"{len(coll.qids)} queries of the qrels, as trec_eval -c does"]
+
+
+# The measure families that average over every query of the qrels (trec_eval -c's set), as
+# their owners print them.
+ALL_QUERIES = {"trec": "trec_eval's", "ir_measures": "ir_measures'"}
 
 
 def _some(names: list[str]) -> str:

@@ -103,15 +103,61 @@ class Results:
         keys = ("measure", "qid", "run", "other", "value")
         return [dict(zip(keys, row)) for row in self.rows() if summary or row[1] != ALL]
 
-    def to_pandas(self, summary: bool = True):
-        """The rows as a pandas DataFrame (pandas is optional: ``pip install pandas``)."""
-        try:
-            import pandas
-        except ImportError:
-            raise ImportError("Results.to_pandas needs pandas (pip install pandas); "
-                              "Results.records() needs nothing") from None
-        return pandas.DataFrame(self.records(summary),
-                                columns=["measure", "qid", "run", "other", "value"])
+    def to_pandas(self, summary: bool = True, wide: bool = False):
+        """The rows as a pandas DataFrame (pandas is optional: ``pip install pandas``).
+
+        ``wide``: the ``all`` value of every per-run measure, runs x measures (rows and
+        columns in output order), as ranx and ir_measures users tabulate runs."""
+        pandas = _pandas("to_pandas")
+        frame = pandas.DataFrame(self.records(summary or wide),
+                                 columns=["measure", "qid", "run", "other", "value"])
+        if not wide:
+            return frame
+        per_run = frame[(frame["qid"] == ALL) & frame["other"].isna()]
+        measures = [m for m in self.measures if m in set(per_run["measure"])]
+        return per_run.pivot(index="run", columns="measure", values="value").reindex(
+            index=pandas.Index(self.runs, name="run"),
+            columns=pandas.Index(measures, name="measure"))
+
+    def matrix(self, measure: str | None = None, qid: str = ALL):
+        """A pair measure (default: the first, e.g. ``rpp``) as a runs x runs DataFrame:
+        row a, column b holds its value for (a, b), RPP(a, b) > 0 when a is preferred; the
+        diagonal is NaN (no pair)."""
+        pandas = _pandas("matrix")
+        m, q, r, o, v = self.columns()
+        pairs = [name for i, name in enumerate(self.measures) if ((m == i) & (o >= 0)).any()]
+        if measure is None and pairs:
+            measure = pairs[0]
+        if measure not in pairs:
+            raise KeyError(f"no pair measure {measure!r} in these results (pair measures: "
+                           f"{', '.join(pairs) or 'none'})")
+        qi = -1 if qid == ALL else self.qids.index(qid) if qid in self.qids else None
+        take = (m == self.measures.index(measure)) & (q == qi) & (o >= 0)
+        if not take.any():
+            raise KeyError(f"no {measure} values for query {qid!r} in these results "
+                           "(per-query values need per_query=True)")
+        grid = np.full((len(self.runs), len(self.runs)), np.nan)
+        grid[r[take], o[take]] = v[take]
+        index = pandas.Index(self.runs, name="run")
+        return pandas.DataFrame(grid, index=index, columns=pandas.Index(self.runs, name="other"))
 
     def __len__(self) -> int:
         return sum(len(b[0]) for b in self._blocks)
+
+    def __repr__(self) -> str:
+        """A short summary (a notebook shows it): counts and the first names, never the rows."""
+        def some(names: list[str]) -> str:
+            return ", ".join(names[:6]) + (f", ... ({len(names)})" if len(names) > 6 else "")
+        return (f"<rpp Results: {len(self):,} rows; {len(self.runs)} runs ({some(self.runs)}); "
+                f"{len(self.qids)} queries; {len(self.measures)} measure outputs "
+                f"({some(self.measures)})>")
+
+
+def _pandas(what: str):
+    """The pandas module, or an ImportError saying how to get it."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"Results.{what} needs pandas (pip install pandas); "
+                          "Results.records() needs nothing") from None
+    return pandas

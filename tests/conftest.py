@@ -85,6 +85,24 @@ def _write(path: Path, text: str, gz: bool) -> None:
         path.write_text(text)
 
 
+def demo_dicts(runs: list[Path] | None = None) -> tuple[dict, dict]:
+    """The demo collection (``runs``: these run files, default all) as ranx / pytrec_eval /
+    ir_measures dicts: qrels ``{qid: {docno: grade}}`` (the larger grade of a docno judged
+    twice) and ``{file name: {qid: {docno: score}}}``."""
+    qrels: dict = {}
+    for line in (DEMO / "qrels").read_text().splitlines():
+        q, _, d, g = line.split()
+        qrels.setdefault(q, {})[d] = max(int(g), qrels.get(q, {}).get(d, int(g)))
+    out: dict = {}
+    for path in runs if runs is not None else sorted((DEMO / "runs").iterdir()):
+        run: dict = {}
+        for line in path.read_text().splitlines():
+            q, _, d, _, s, _ = line.split()
+            run.setdefault(q, {})[d] = float(s)
+        out[path.name] = run
+    return qrels, out
+
+
 def parse_lines(text: str) -> dict[tuple, float]:
     """contract §7 text -> {(measure, qid, run[, other]): value}."""
     out = {}

@@ -25,7 +25,9 @@ LEXICOGRAPHIC = {"lexiprecision": lambda fa, fb: _first_sign(fa, fb),
                  "rrlexiprecision": lambda fa, fb: _first_rr(fa, fb),
                  "lexirecall": lambda fa, fb: _first_sign(fa[::-1], fb[::-1])}
 RBP_P = 0.7  # rbp.0.7 and its residual (Moffat & Zobel 2008), computed by rpp
-MEASURE_ORDER = ["rpp", "dcgrpp", "invrpp", *LEXICOGRAPHIC, "asl", "rbp.0.7", *TREC]
+IR_MEASURES = ["RR@10", "Judged@10", "ERR@20"]  # ir_measures' measures trec_eval lacks
+MEASURE_ORDER = ["rpp", "dcgrpp", "invrpp", *LEXICOGRAPHIC, "asl", "rbp.0.7", *TREC,
+                 *IR_MEASURES]
 EVAL_ARGS = ["eval", "-q", "--precision", "10",
              *[arg for m in MEASURE_ORDER for arg in ("-m", TREC.get(m, m))]]
 
@@ -152,6 +154,35 @@ def slow_rbp(qrels: dict, runs: list) -> dict[tuple, tuple[float, float]]:
     return out
 
 
+def slow_ir_measures(qrels: dict, runs: list) -> dict[tuple, float]:
+    """{(measure, qid, r): value} of :data:`IR_MEASURES` for every query of the qrels (ir_measures
+    averages over them all, as trec_eval -c), literally as ir_measures' providers compute them:
+    RR@10 (msmarco_eval) and Judged@10 (judged provider) rank by score descending, then docno
+    ascending; ERR@20 (gdeval.pl) ranks as trec_eval does, with
+    R = (2^g - 1) / 16 for grades g > 0 and the loop of gdeval's ``err``."""
+    out = {}
+    for q in judged(qrels):
+        judged_docs = qrels[q]
+        for r, run in enumerate(runs):
+            ascending = [d for d, _ in sorted(run.get(q, []), key=lambda x: (-x[1],
+                                                                            x[0].encode()))]
+            rr = 0.0
+            for i, d in enumerate(ascending[:10]):
+                if int(judged_docs.get(d, 0)) >= 1:
+                    rr = 1 / (i + 1)
+                    break
+            top = ascending[:10]
+            share = sum(d in judged_docs for d in top) / len(top) if top else 0.0
+            score, decay = 0.0, 1.0
+            for i, d in enumerate(ranking(run, q)[:20]):
+                stop = (2 ** max(int(judged_docs.get(d, 0)), 0) - 1) / 2 ** 4
+                score += stop * decay / (i + 1)
+                decay *= 1 - stop
+            out.update({("RR@10", q, r): rr, ("Judged@10", q, r): share,
+                        ("ERR@20", q, r): score})
+    return out
+
+
 def trec_reference(qrels: dict, runs: list) -> dict[tuple, float]:
     """{(printed measure, qid, r): value} for every query of the qrels (trec_eval -c's query
     set, contract §6): straight from pytrec_eval for the queries with a relevant item; for the
@@ -183,7 +214,7 @@ def expected_output(qrels: dict, runs: list, names: list[str]) -> dict[tuple, fl
     pref = slow_preferences(qrels, runs) | slow_lexicographic(qrels, runs)
     asl = slow_asl(qrels, runs)
     rbp = slow_rbp(qrels, runs)
-    trec = trec_reference(qrels, runs)
+    trec = trec_reference(qrels, runs) | slow_ir_measures(qrels, runs)
     R = range(len(runs))
     want: dict[tuple, float] = {}
     for m in [*PREFERENCES, *LEXICOGRAPHIC]:
@@ -206,7 +237,7 @@ def expected_output(qrels: dict, runs: list, names: list[str]) -> dict[tuple, fl
             for q, v in zip(qids, vals):
                 want[(m, q, names[a])] = v
             want[(m, "all", names[a])] = sum(vals) / len(vals)
-        for m in TREC:
+        for m in [*TREC, *IR_MEASURES]:
             vals = [trec[(m, q, a)] for q in judged(qrels)]
             for q, v in zip(judged(qrels), vals):
                 want[(m, q, names[a])] = v

@@ -9,25 +9,15 @@ import pytest
 import rpp_cli
 from rpp_cli.errors import InputError
 
-from .conftest import DEMO, ROOT, doc_section, parse_lines, rpp
+from .conftest import DEMO, ROOT, demo_dicts, doc_section, parse_lines, rpp
+from .realistic import generate, write_collection
 
 RUNS = [DEMO / "runs" / "bm25", DEMO / "runs" / "dpr", DEMO / "runs" / "monot5"]
 
 
 def _dicts():
     """The demo collection as ranx / pytrec_eval dicts."""
-    qrels: dict = {}
-    for line in (DEMO / "qrels").read_text().splitlines():
-        q, _, d, g = line.split()
-        qrels.setdefault(q, {})[d] = int(g)
-    runs: dict = {}
-    for path in RUNS:
-        run: dict = {}
-        for line in path.read_text().splitlines():
-            q, _, d, _, s, _ = line.split()
-            run.setdefault(q, {})[d] = float(s)
-        runs[path.name] = run
-    return qrels, runs
+    return demo_dicts(RUNS)
 
 
 def test_dicts_give_the_cli_numbers():
@@ -47,7 +37,7 @@ def test_paths_and_compare_and_meta():
     tests = rpp_cli.compare(DEMO / "qrels", RUNS, ["map"], test="ttest").records()
     assert {r["measure"] for r in tests} == {"map_diff", "map_p"}
     meta = rpp_cli.meta(DEMO / "qrels", RUNS, ["rpp", "map"],
-                        options=rpp_cli.meta.__globals__["MetaOptions"](analyses=("agreement",)))
+                        options=rpp_cli.MetaOptions(analyses=("agreement",)))
     assert any(r["measure"] == "agreement_tau" for r in meta.records())
 
 
@@ -78,8 +68,16 @@ def test_run_names_as_on_the_command_line(tmp_path):
 
 
 def test_bad_dicts_are_input_errors():
-    with pytest.raises(InputError, match="expected 4 fields"):
+    """An id no TREC file can hold (whitespace) is refused, naming it; it could otherwise add
+    a judgment (a newline) or change an id (a leading space) without a word."""
+    with pytest.raises(InputError, match="qrels: 'doc with space' is empty or holds whitespace"):
         rpp_cli.evaluate({"q1": {"doc with space": 1}}, {"a": {"q1": {"d": 1.0}}})
+    with pytest.raises(InputError, match=r"run a: 'd 0 1\\nq1 Q0 e' is empty or holds"):
+        rpp_cli.evaluate({"q1": {"d": 1}}, {"a": {"q1": {"d 0 1\nq1 Q0 e": 1.0}}})
+    with pytest.raises(InputError, match="qrels: ' d' is empty or holds whitespace"):
+        rpp_cli.evaluate({"q1": {" d": 1}}, {"a": {"q1": {"d": 1.0}}})
+    with pytest.raises(InputError, match="qrels: '' is empty"):
+        rpp_cli.evaluate({"q1": {"": 1}}, {"a": {"q1": {"d": 1.0}}})
     with pytest.raises(InputError, match="shares no query"):
         rpp_cli.evaluate({"q1": {"d": 1}}, {"a": {"q9": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}})
 
@@ -119,3 +117,117 @@ def test_the_readme_example_runs(monkeypatch, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out == ["rpp bm25 dense -1.0", "rpp dense bm25 1.0", "rpp_win bm25 None -1.0",
                    "rpp_win dense None 1.0", "map bm25 None 0.25", "map dense None 1.0"]
+
+
+def _frames(qrels: dict, runs: dict, qid: str = "query_id", grade: str = "relevance"):
+    """ir_measures' DataFrames (ranx's with ``qid="q_id", grade="score"``) of dicts."""
+    import pandas as pd
+
+    q = pd.DataFrame([(a, d, g) for a, docs in qrels.items() for d, g in docs.items()],
+                     columns=[qid, "doc_id", grade])
+    r = {name: pd.DataFrame([(a, d, s, 0) for a, docs in run.items() for d, s in docs.items()],
+                            columns=["query_id", "doc_id", "score", "rank"])
+         for name, run in runs.items()}
+    return q, r
+
+
+def test_dataframes_give_the_file_numbers(tmp_path):
+    """ir_measures' and ranx's DataFrames of a realistic collection (UTF-8 ids, string qids,
+    tied, tiny and large scores, negative grades) give every value the files give."""
+    for seed in (3, 11, 17):
+        coll = generate(seed)
+        qrels_path, run_paths = write_collection(coll, tmp_path / str(seed), "mixed")
+        files = rpp_cli.evaluate(qrels_path, run_paths, ["rpp", "map", "RR@10", "ERR@20"],
+                                 per_query=True, names=coll.tags).records()
+        runs = {tag: {q: dict(docs) for q, docs in run.items()}
+                for tag, run in zip(coll.tags, coll.runs)}
+        for qid, grade in (("query_id", "relevance"), ("q_id", "score")):
+            q, r = _frames(coll.qrels, runs, qid, grade)
+            got = rpp_cli.evaluate(q, r, ["rpp", "map", "RR@10", "ERR@20"], per_query=True)
+            assert got.records() == files, seed
+
+
+def test_dataframe_errors_name_the_columns():
+    import pandas as pd
+
+    qrels, runs = _frames({"q1": {"d": 1}}, {"a": {"q1": {"d": 1.0}}})
+    with pytest.raises(InputError, match="qrels: a DataFrame needs the columns query_id "
+                                         "\\(or q_id\\), doc_id and relevance or score; it "
+                                         "has qid, docno, label"):
+        rpp_cli.evaluate(pd.DataFrame({"qid": ["q1"], "docno": ["d"], "label": [1]}), runs)
+    with pytest.raises(InputError, match="run a: a DataFrame needs .* doc_id and score"):
+        rpp_cli.evaluate(qrels, {"a": runs["a"].drop(columns="score")})
+    with pytest.raises(InputError, match="both query_id and q_id"):
+        rpp_cli.evaluate(qrels.assign(q_id="q1"), runs)
+    with pytest.raises(InputError, match="run a: 'd x' is empty or holds whitespace"):
+        rpp_cli.evaluate(qrels, {"a": runs["a"].assign(doc_id="d x")})
+    bad = runs["a"].assign(score=float("nan"))
+    with pytest.raises(InputError, match="score 'nan' is not a finite number"):
+        rpp_cli.evaluate(qrels, {"a": bad, "b": runs["a"]})
+
+
+def test_a_measure_name_is_one_measure():
+    qrels, runs = _dicts()
+    one = rpp_cli.evaluate(qrels, runs, "map").records()
+    assert {r["measure"] for r in one} == {"map"}
+    assert one == rpp_cli.evaluate(qrels, runs, ["map"]).records()
+    with pytest.raises(InputError, match="measures: expected a name or a list of names"):
+        rpp_cli.evaluate(qrels, runs, [1])
+
+
+def test_repr_is_a_short_summary():
+    res = rpp_cli.evaluate(*_dicts(), per_query=True)
+    text = repr(res)
+    assert len(text) < 300 and len(res) > 1000
+    assert text.startswith(f"<rpp Results: {len(res):,} rows; 3 runs (bm25, dpr, monot5); "
+                           "25 queries; 11 measure outputs (rpp, rpp_win, dcgrpp, ")
+
+
+def test_wide_table_and_preference_matrix():
+    """to_pandas(wide=True): the `all` value of each per-run measure, runs x measures;
+    matrix(): RPP(a, b) at row a, column b, NaN on the diagonal, antisymmetric."""
+    import numpy as np
+
+    res = rpp_cli.evaluate(*_dicts(), ["rpp", "map", "nDCG@10"], per_query=True)
+    summary = {(r["measure"], r["run"], r["other"]): r["value"] for r in res.records()
+               if r["qid"] == "all"}
+    wide = res.to_pandas(wide=True)
+    assert list(wide.index) == ["bm25", "dpr", "monot5"]
+    assert list(wide.columns) == ["rpp_win", "map", "nDCG@10"]
+    assert all(wide.loc[run, m] == summary[(m, run, None)] for run in wide.index
+               for m in wide.columns)
+    matrix = res.matrix()
+    assert list(matrix.index) == list(matrix.columns) == ["bm25", "dpr", "monot5"]
+    assert np.isnan(np.diag(matrix.to_numpy())).all()
+    assert all(matrix.loc[a, b] == summary[("rpp", a, b)] == -matrix.loc[b, a]
+               for a in matrix.index for b in matrix.columns if a != b)
+    per_query = res.matrix("rpp", qid="201")
+    assert per_query.loc["bm25", "dpr"] == res.value("rpp", "201", "bm25", "dpr")
+    with pytest.raises(KeyError, match="no pair measure 'map'"):
+        res.matrix("map")
+    with pytest.raises(KeyError, match="no rpp values for query 'nope'"):
+        res.matrix("rpp", qid="nope")
+
+
+def test_meta_is_the_function_and_metaeval_the_module():
+    import importlib
+
+    assert callable(rpp_cli.meta) and rpp_cli.meta.__module__ == "rpp_cli.api"
+    module = importlib.import_module("rpp_cli.metaeval")
+    assert module.MetaOptions is rpp_cli.MetaOptions and rpp_cli.meta is rpp_cli.api.meta
+
+
+def test_every_name_the_readme_uses_is_importable_from_rpp_cli():
+    """`from rpp_cli import X` and `rpp_cli.X` in the Python blocks of the README and the API
+    page (docs/api.md), and the API names their prose shows in code (`rpp_cli.X(`,
+    `MetaOptions(`)."""
+    text = "\n".join((ROOT / page).read_text() for page in ("README.md", "docs/api.md"))
+    code = "\n".join(re.findall(r"```python\n(.*?)```", text, re.S))
+    names = set(re.findall(r"\brpp_cli\.([A-Za-z_]\w*)", code))
+    for group in re.findall(r"from rpp_cli import \(?([\w\s,]+)\)?", code):
+        names |= {n.strip() for n in group.split(",") if n.strip()}
+    names |= set(re.findall(r"`rpp_cli\.(\w+)\(", text)) | set(re.findall(r"`?(MetaOptions)\(",
+                                                                            text))
+    assert {"evaluate", "compare", "meta", "MetaOptions"} <= names
+    missing = [n for n in sorted(names) if not hasattr(rpp_cli, n) or n not in rpp_cli.__all__]
+    assert not missing, f"README/API page names not importable from rpp_cli: {missing}"

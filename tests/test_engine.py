@@ -126,8 +126,11 @@ def test_results_part_is_columns_cut_by_query():
 
 
 SEEDS = (3, 11, 42)
+# trec_eval's and ir_measures' names share one pytrec_eval pass per relevance level and shard
+# (P(rel=2)@5: a second level); RR@10, Judged@10, ERR@20 are computed by rpp on every query.
 EVAL = ("eval", "-q", "-m", "rpp", "-m", "dcgrpp", "-m", "map", "-m", "P.5,10", "-m", "ndcg_cut.10",
-        "-m", "recip_rank", "-m", "num_rel_ret")
+        "-m", "recip_rank", "-m", "num_rel_ret", "-m", "nDCG@10", "-m", "P@20", "-m", "AP",
+        "-m", "P(rel=2)@5", "-m", "RR@10", "-m", "Judged@10", "-m", "ERR@20")
 
 
 def _outputs(tmp_path: Path, seed: int, args: tuple[str, ...], monkeypatch,

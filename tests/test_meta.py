@@ -8,7 +8,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from rpp_cli.evaluate import Options
-from rpp_cli.meta import MetaOptions, plan_meta, random_subsets, subsample_judgments
+from rpp_cli.metaeval import MetaOptions, plan_meta, random_subsets, subsample_judgments
 from rpp_cli.stats import pair_values
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
@@ -205,7 +205,7 @@ def test_ties_by_hand():
     """3 runs, 2 queries: per-query metric values (1, 1, 0) and (0.5, 0.2, 0.5): pairs
     (a,b), (a,c), (b,c) tie on q1 once and on q2 once: 2/6. A preference tensor ties where
     RPP(a, b) = 0: one of the 3 pairs on one query: 1/3."""
-    from rpp_cli.meta import tie_share
+    from rpp_cli.metaeval import tie_share
 
     assert tie_share(np.array([[1.0, 1.0, 0.0], [0.5, 0.2, 0.5]])) == pytest.approx(2 / 6)
     pref = np.array([[[0, 0.5, 0], [-0.5, 0, 1], [0, -1, 0]]], dtype=float)
@@ -228,7 +228,7 @@ def test_agreement_sign_and_r_match_scipy(base):
 
 
 def test_pearson_r_of_a_constant_is_nan():
-    from rpp_cli.meta import pearson_r
+    from rpp_cli.metaeval import pearson_r
 
     assert np.isnan(pearson_r(np.zeros(4), np.arange(4.0)))
     assert pearson_r(np.arange(4.0), 2 * np.arange(4.0) + 1) == pytest.approx(1.0)

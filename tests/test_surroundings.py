@@ -468,7 +468,7 @@ def test_ndeval_parameters_must_be_finite(option, value):
 def _blocks_of(monkeypatch, elements: int) -> None:
     import sys as _sys
 
-    monkeypatch.setattr(_sys.modules["rpp_cli.meta"], "SAMPLE_BLOCK_ELEMENTS", elements)
+    monkeypatch.setattr(_sys.modules["rpp_cli.metaeval"], "SAMPLE_BLOCK_ELEMENTS", elements)
 
 
 META = ["meta", "--analysis", "robustness,predictive", "--samples", "300", "--precision", "17",
@@ -492,7 +492,7 @@ def test_meta_draws_are_the_same_in_any_block_size(monkeypatch):
 
 def test_meta_blocks_are_bounded(monkeypatch):
     """Each block's arrays hold about SAMPLE_BLOCK_ELEMENTS elements, whatever --samples."""
-    from rpp_cli.meta import random_subsets
+    from rpp_cli.metaeval import random_subsets
 
     sizes = [len(w) for (w,) in random_subsets(np.random.default_rng(0), 1000, 25, (5,), 16)]
     assert sizes == [1000]
@@ -505,7 +505,7 @@ def test_meta_equals_the_unblocked_reference():
     """One block is bit for bit what rpp computed before blocks (a literal reference: one
     (S, Q) draw, every tau, numpy's mean of the finite ones)."""
     from rpp_cli.evaluate import Options
-    from rpp_cli.meta import MetaOptions, plan_meta
+    from rpp_cli.metaeval import MetaOptions, plan_meta
     from rpp_cli.stats import kendall_tau_b
 
     notes: list[str] = []

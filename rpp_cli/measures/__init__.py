@@ -91,6 +91,8 @@ def resolve(names: list[str] | None) -> list[Measure]:
         elif name.partition(".")[0] in PARAMETRIC:
             base, _, param = name.partition(".")
             slots.append((pos, PARAMETRIC[base](name, param)))
+        elif ir_measures.is_own(name):
+            slots.append((pos, ir_measures.own_measure(name)))
         elif ir_measures.is_alias(name):
             spec, rel = ir_measures.translate(name)
             try:

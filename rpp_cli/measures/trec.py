@@ -10,7 +10,7 @@ import functools
 import math
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -452,6 +452,67 @@ class Bridge:
         return nested_dicts(self.qids, bounds, self.names, name, self.scores)
 
 
+def pytrec_level(level: float | None) -> int:
+    """pytrec_eval's relevance level for rpp's ``-l`` (grades are integers there)."""
+    return 1 if level is None else max(1, math.ceil(level))
+
+
+@dataclass
+class Pass:
+    """One pytrec_eval evaluator per shard of queries, given every run once: the measures of
+    one relevance level whose parameters agree. trec_eval takes one parameter text per measure, so cutoff lists
+    merge (``P.5`` and ``P@10`` are ``P.5,10``) and other parameters must be equal."""
+
+    level: int
+    params: dict[str, str | None] = field(default_factory=dict)  # base -> parameter text
+
+    def admit(self, req: TrecRequest) -> bool:
+        """Add ``req`` to this pass (True), or leave the pass as it was when they clash."""
+        if req.base not in self.params or self.params[req.base] == req.params:
+            self.params.setdefault(req.base, req.params)
+            return True
+        if req.base not in LONG_CUTOFFS and req.base not in FLOAT_CUTOFFS:
+            return False
+        merged = TrecRequest(req.base, ",".join(map(repr, sorted(
+            set(_cutoffs(TrecRequest(req.base, self.params[req.base]))) | set(_cutoffs(req))))))
+        names = merged.output_names()
+        if len(set(names)) != len(names):  # two float cutoffs print alike: pytrec keeps one
+            return False
+        self.params[req.base] = merged.params
+        return True
+
+    @property
+    def requests(self) -> list[TrecRequest]:
+        return [TrecRequest(base, params) for base, params in self.params.items()]
+
+    @property
+    def names(self) -> list[str]:
+        """The printed names of the pass's measures, in the order of its values."""
+        return [n for req in self.requests for n in req.output_names()]
+
+
+def _cutoffs(req: TrecRequest) -> list[float] | list[int]:
+    """The cutoffs of a cutoff measure, its defaults when it has no parameters."""
+    if req.base in LONG_CUTOFFS:
+        return list(LONG_CUTOFFS[req.base]) if req.params is None else _long_cutoffs(req)
+    return list(FLOAT_CUTOFFS[req.base]) if req.params is None else _float_cutoffs(req)
+
+
+def plan_passes(wanted: list[tuple[TrecRequest, int]]) -> tuple[list[Pass], list[int]]:
+    """The passes that compute every (request, relevance level) of ``wanted``: one per level,
+    another only where parameters clash; and the pass of each request."""
+    passes: list[Pass] = []
+    where = []
+    for req, level in wanted:
+        home = next((i for i, p in enumerate(passes) if p.level == level and p.admit(req)), None)
+        if home is None:
+            passes.append(Pass(level))
+            passes[-1].admit(req)
+            home = len(passes) - 1
+        where.append(home)
+    return passes, where
+
+
 @dataclass(frozen=True)
 class TrecShard:
     """What pytrec_eval needs for a shard of queries, renumbered from 0: the judged codes of
@@ -489,28 +550,35 @@ def trec_shards(judged, runs: list) -> tuple[np.ndarray, Lazy]:
     return bounds, Lazy(len(bounds) - 1, build)
 
 
-def evaluate_shard(shard: TrecShard, requests: list[TrecRequest], level: int) -> np.ndarray:
-    """(R, Q of the shard, names) values of every run on one shard of queries."""
-    names = [n for req in requests for n in req.output_names()]
+def evaluate_shard(shard: TrecShard, passes: list[Pass]) -> list[np.ndarray]:
+    """For each pass, the (R, Q of the shard, names) values of every run on one shard of
+    queries: the shard's judgments given to one pytrec_eval evaluator per pass, each run
+    converted once and given to every pass."""
     bridge = Bridge(shard.query, shard.grade, shard.n_queries)
-    evaluator = Evaluator(bridge.qrels, requests, level, compaction=bridge.compaction)
-    values = [_values(evaluator.evaluate(bridge.run(qidx, doc)), bridge.qids, names)
-              for qidx, doc in shard.runs]
-    return np.stack(values) if values else np.zeros((0, shard.n_queries, len(names)))
+    evaluators = [Evaluator(bridge.qrels, p.requests, p.level, compaction=bridge.compaction)
+                  for p in passes]
+    names = [p.names for p in passes]
+    per_pass: list[list[np.ndarray]] = [[] for _ in passes]
+    for qidx, doc in shard.runs:
+        run = bridge.run(qidx, doc)
+        for evaluator, wanted, out in zip(evaluators, names, per_pass):
+            out.append(_values(evaluator.evaluate(run), bridge.qids, wanted))
+    return [np.stack(out) if out else np.zeros((0, shard.n_queries, len(wanted)))
+            for wanted, out in zip(names, per_pass)]
 
 
-def evaluate_runs(judged, runs: list, requests: list[TrecRequest], level: float | None
-                  ) -> tuple[list[str], list[np.ndarray]]:
-    """The printed names of ``requests`` and, for each run, its (Q, names) values: one
-    pytrec_eval evaluator per shard of queries, given the runs in turn, shards run by the
-    command's engine (pytrec_eval holds the GIL: worker processes, not threads)."""
-    names = [n for req in requests for n in req.output_names()]
-    lvl = 1 if level is None else max(1, math.ceil(level))
+def evaluate_passes(judged, runs: list, passes: list[Pass]) -> list[dict[str, np.ndarray]]:
+    """For each pass, its printed measure names -> (Q, R) values: the passes run on each shard
+    of queries, shards run by the command's engine (pytrec_eval holds the GIL: worker
+    processes, not threads)."""
     _, shards = trec_shards(judged, runs)
-    parts = list(current().imap(functools.partial(evaluate_shard, requests=requests,
-                                                  level=lvl), shards, "trec_eval measures"))
-    values = np.concatenate(parts, axis=1)
-    return names, list(values)
+    parts = list(current().imap(functools.partial(evaluate_shard, passes=passes), shards,
+                                "trec_eval measures"))
+    out = []
+    for i, p in enumerate(passes):
+        values = np.concatenate([part[i] for part in parts], axis=1)  # (R, Q, names)
+        out.append({n: values[:, :, k].T for k, n in enumerate(p.names)})
+    return out
 
 
 from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry imports us)
@@ -519,32 +587,29 @@ from . import METRIC, SET, Measure, family, register  # noqa: E402  (registry im
 @family("trec")
 def compute(ctx, measures) -> None:
     """trec_eval measures through pytrec_eval, per query and aggregated as trec_eval does.
-    Measures asked by their ir_measures name print under it; one with its own relevance level
-    (``P(rel=2)@5``) gets an evaluator of its own."""
+    Measures asked by their ir_measures name print under it; all share one pytrec_eval pass
+    per relevance level (``P(rel=2)@5`` has its own level), see :func:`plan_passes`."""
     from ..aggregate import add_metric
 
     coll = ctx.collection
     odd = negative_only(coll.judged.query, coll.judged.grade, len(coll.qids)).tolist()
     if odd:
-        shown = ", ".join(coll.qids[q] for q in odd[:5]) + (" ..." if len(odd) > 5 else "")
+        listed = ", ".join(coll.qids[q] for q in odd[:5]) + (" ..." if len(odd) > 5 else "")
         ctx.notes.append(f"{len(odd)} {'query' if len(odd) == 1 else 'queries'} with only "
-                         f"negative grades ({shown}): trec_eval stops on them, rpp scores them 0 "
+                         f"negative grades ({listed}): trec_eval stops on them, rpp scores them 0 "
                          "in trec_eval's measures")
-    groups: dict[tuple, list] = {}
-    for m in measures:
-        key = ("alias", m.options["level"], m.name) if "shown_as" in m.options else ("trec",)
-        groups.setdefault(key, []).append(m)
-    for key, group in groups.items():
-        level = coll.level if key[0] == "trec" or key[1] is None else key[1]
-        names, per_run = evaluate_runs(coll.judged, coll.runs, [m.trec for m in group], level)
-        shown = {n: n for n in names} if key[0] == "trec" else {names[0]: key[2]}
-        for i, n in enumerate(names):
-            values = np.stack([v[:, i] for v in per_run], axis=1)
+    levels = [pytrec_level(coll.level if m.options.get("level") is None else m.options["level"])
+              for m in measures]
+    passes, where = plan_passes([(m.trec, level) for m, level in zip(measures, levels)])
+    computed = evaluate_passes(coll.judged, coll.runs, passes)
+    for m, p in zip(measures, where):
+        for n, shown in zip(m.trec.output_names(), m.outputs):
+            values = computed[p][n]
             overall = np.array([aggregate(n, values[:, r]) for r in range(len(coll.run_names))])
             per_query = n not in NOT_PER_QUERY and ctx.per_query
-            add_metric(ctx.results, shown[n], values, per_query, overall)
+            add_metric(ctx.results, shown, values, per_query, overall)
             if n not in GEOMETRIC:
-                ctx.metrics[shown[n]] = values
+                ctx.metrics[shown] = values
 
 
 def _values(per_query: dict[str, dict[str, float]], qids: list[str], names: list[str]

@@ -129,3 +129,51 @@ def test_docnos_that_are_not_utf8_reach_pytrec_eval_safely(tmp_path):
     got = parse_lines(res.out)
     assert got[("map", "all", "A")] == 0.5  # d\\xff1 first: AP = (1/1) / 2
     assert got[("map", "all", "B")] == 0.25  # tie: d2 before abc (docno descending)
+
+
+def test_passes_one_per_level_cutoffs_merge_other_parameters_clash():
+    T = trec.TrecRequest
+    passes, where = trec.plan_passes([
+        (T("P", "5"), 1), (T("P", "10"), 1), (T("map"), 1), (T("P", "5"), 2),
+        (T("ndcg", "1=0,2=5"), 1), (T("ndcg"), 1), (T("P"), 1),
+        (T("iprec_at_recall", "0.1"), 1), (T("iprec_at_recall", "0.100001"), 1)])
+    assert [(p.level, p.params) for p in passes] == [
+        (1, {"P": "5,10,15,20,30,100,200,500,1000", "map": None, "ndcg": "1=0,2=5",
+             "iprec_at_recall": "0.1"}),
+        (2, {"P": "5"}),
+        (1, {"ndcg": None, "iprec_at_recall": "0.100001"})]  # both print iprec_at_recall_0.10
+    assert where == [0, 0, 0, 1, 0, 2, 0, 0, 2]
+
+
+def test_all_pytrec_eval_measures_of_a_command_share_one_pass_per_level(monkeypatch):
+    """trec names and ir_measures' names, with and without a level: one engine map over the
+    shards of queries (5 queries each: 5 shards of the demo's 25), and on each shard two
+    evaluators (levels 1 and 2); the values are those of separate commands."""
+    made, maps = [], []
+    real_evaluator, real_current = trec.Evaluator, trec.current
+
+    class Recording:
+        """The command's engine, noting each map's label."""
+
+        def __init__(self, engine) -> None:
+            self.engine, self.workers = engine, engine.workers
+
+        def imap(self, fn, shards, label=None):
+            maps.append((label, len(shards)))
+            return self.engine.imap(fn, shards, label)
+
+    monkeypatch.setattr(trec, "Evaluator", lambda *a, **k: made.append(a[2]) or
+                        real_evaluator(*a, **k))
+    monkeypatch.setattr(trec, "current", lambda: Recording(real_current()))
+    monkeypatch.setenv("RPP_SHARD_QUERIES", "5")
+    names = ["map", "AP", "nDCG@10", "P@5", "P.10", "P(rel=2)@5", "AP(rel=2)", "R@100",
+             "recip_rank", "RR", "Success@10", "gm_map", "num_rel_ret"]
+    runs = [DEMO / "runs" / "bm25", DEMO / "runs" / "dpr", DEMO / "runs" / "monot5"]
+    args = ["eval", "-q", "-j", "1", "--precision", "17", DEMO / "qrels", *runs]
+    together = parse_lines(rpp(*args[:6], *(a for n in names for a in ("-m", n)),
+                               *args[6:]).out)
+    assert maps == [("trec_eval measures", 5)] and sorted(made) == [1] * 5 + [2] * 5
+    apart = {}
+    for name in names:
+        apart |= parse_lines(rpp(*args[:6], "-m", name, *args[6:]).out)
+    assert together == apart
