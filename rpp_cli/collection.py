@@ -255,9 +255,12 @@ def corpus_sizes(code_query: np.ndarray, run_docs: list[np.ndarray], item_doc: n
                  n_queries: int) -> np.ndarray:
     """(Q,) default corpus size n (contract §2, paper §5.5): the distinct items of each query
     in the union of every run's ranking (after -M) and its relevant items (the items), from
-    their codes (one per (query, docno); ``code_query`` gives each code's query)."""
-    codes = np.unique(np.concatenate([*run_docs, item_doc]))
-    return np.bincount(code_query[codes], minlength=n_queries).astype(np.int64)
+    their codes (dense, one per (query, docno); ``code_query`` gives each code's query): a
+    mark per code, so the cost is one pass over the rows (no sort, no copy of them)."""
+    seen = np.zeros(len(code_query), dtype=bool)
+    for docs in (*run_docs, item_doc):
+        seen[docs] = True
+    return np.bincount(code_query[seen], minlength=n_queries).astype(np.int64)
 
 
 def _judged_notes(name: str, query: np.ndarray, rank: np.ndarray, judged: np.ndarray,
