@@ -106,7 +106,8 @@ def subjects(ctx: Context, measures: list[Measure], notes: list[str],
     arrays = {name: ctx.tensors[name] if is_pref else ctx.metrics[name] for name, is_pref in names}
     if len({len(v) for v in arrays.values()}) > 1:  # one query set for every comparison
         notes.append(f"meta studies every measure on the {len(coll.evaluated)} queries with a "
-                     f"relevant item (trec_eval's measures alone average over {len(coll.qids)})")
+                     f"relevant item (trec_eval's and ir_measures' measures alone average over "
+                     f"{len(coll.qids)})")
         arrays = {name: coll.on_evaluated(v) for name, v in arrays.items()}
     for name, is_pref in names:
         values = arrays[name]

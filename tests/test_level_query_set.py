@@ -152,12 +152,12 @@ def test_meta_studies_one_query_set_and_compare_caption_names_both() -> None:
                GOLDEN / "qrels", *runs)
     assert meta.code == 0, meta.err
     assert ("meta studies every measure on the 19 queries with a relevant item (trec_eval's "
-            "measures alone average over 52)") in meta.err
+            "and ir_measures' measures alone average over 52)") in meta.err
     paper = rpp("compare", "-l", "3", "--view", "paper", "--format", "markdown", "--test",
                 "ttest", "-m", "rpp", "-m", "map", GOLDEN / "qrels", *runs)
     assert paper.code == 0, paper.err
-    assert ("Mean over 19 queries with a relevant item (trec_eval's measures: all 52 queries "
-            "of the qrels)") in paper.out
+    assert ("Mean over 19 queries with a relevant item (trec_eval's and ir_measures' "
+            "measures: all 52 queries of the qrels)") in paper.out
     only_map = rpp("compare", "-l", "3", "--view", "paper", "--format", "markdown", "--test",
                    "ttest", "-m", "map", GOLDEN / "qrels", *runs)
     assert "Mean over 52 queries" in only_map.out

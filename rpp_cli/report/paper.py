@@ -60,8 +60,8 @@ def caption(n_queries: list[int], test: str, correction: str, alpha: float) -> s
     when trec_eval's measures keep queries without a relevant item, contract §6)."""
     fixed = f", {correction.capitalize()} correction" if correction != "none" else ""
     over = (f"{n_queries[0]} queries" if len(n_queries) == 1 else
-            f"{n_queries[0]} queries with a relevant item (trec_eval's measures: all "
-            f"{n_queries[-1]} queries of the qrels)")
+            f"{n_queries[0]} queries with a relevant item (trec_eval's and "
+            f"ir_measures' measures: all {n_queries[-1]} queries of the qrels)")
     return (f"Mean over {over} (for a preference measure, the win rate). Bold: "
             f"the best run per measure. Letters: the runs this run is significantly better than "
             f"({TEST_NAMES.get(test, test)}{fixed}, p < {alpha:g}).")
