@@ -176,9 +176,9 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     """Read the runs and join them to the qrels: evaluated queries, relevant items, ranks
     (contract §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
     read and joined by ``jobs`` threads; ``max_docs`` keeps each query's top K of a run.
-    Runs are named by :func:`name_runs` (``names``: --name; ``names_from``: file or tag)."""
-    from .subtopics import encode_subtopics
-
+    Runs are named by :func:`name_runs` (``names``: --name; ``names_from``: file or tag).
+    The subtopic populations themselves are the caller's to add (subtopics.encode_subtopics):
+    this module does not depend on that one."""
     notes = notes if notes is not None else []
     evaluated_qids = qrels.relevant_qids(level)
     if not evaluated_qids:
@@ -240,15 +240,12 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
         q = int(np.argmax(union > corpus_size))
         raise InputError(f"--corpus-size {corpus_size} is smaller than the {union[q]} "
                          f"distinct items of query {qids[q]}")
-    coll = Collection(run_names, qids, evaluated, item_query,
+    return Collection(run_names, qids, evaluated, item_query,
                       _item_grades(judged_grade, item_doc),
                       item_docno, item_doc, ranks, [run.rows for run in loaded],
                       judged,
                       union if corpus_size is None else np.full(len(qids), corpus_size,
                                                                   dtype=np.int64), level)
-    if subtopics is not None:
-        coll.subtopics = encode_subtopics(subtopics, qids, item_query, item_docno, evaluated)
-    return coll
 
 
 def corpus_sizes(code_query: np.ndarray, run_docs: list[np.ndarray], item_doc: np.ndarray,

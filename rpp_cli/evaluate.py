@@ -14,6 +14,7 @@ from .io.qrels import read_qrels, read_subtopic_qrels
 from .core import split
 from .measures import DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, resolve
 from .results import Results
+from .subtopics import encode_subtopics
 
 
 @dataclass
@@ -92,10 +93,14 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
                      f"(query {qid}: '{a}' and '{b}'): distinct subtopics here, one to ndeval "
                      "(rpp ndeval merges them)")
     qrels = read_qrels(qrels_path) if qrels_path is not None else subtopics.overall
-    return encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
+    coll = encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
                   dedup=options.dedup, notes=notes, subtopics=subtopics, jobs=options.jobs,
                   names=options.names, names_from=options.names_from,
                   max_docs=options.max_docs)
+    if subtopics is not None:
+        coll.subtopics = encode_subtopics(subtopics, coll.qids, coll.item_query,
+                                          coll.item_docno, coll.evaluated)
+    return coll
 
 
 def measure(coll: Collection, measures: list[Measure], per_query: bool,
