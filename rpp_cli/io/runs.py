@@ -66,7 +66,7 @@ def read_run(path: str, keep_rank: bool = False) -> Run:
     ranks: list[Column] = []
     tag, untagged, rows, bad, skipped = None, None, 0, None, -1
     for table in split_stream(path, fields, (5, 6), RUN_FORMAT):
-        if bad is not None:
+        if bad is not None or len(table) == 0:
             continue
         try:
             kept["score"].append(table.floats(4, "score"))
