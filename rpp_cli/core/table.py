@@ -23,10 +23,11 @@ from .source import read_source, source_chunks
 MAX_TOKEN_BYTES = 4096  # the longest field (qid, docno, score, tag ...) a file may hold
 MAX_INPUT_BYTES = 16 << 30  # per file, decompressed, unless RPP_MAX_INPUT_BYTES says otherwise
 LIMIT_VARIABLE = "RPP_MAX_INPUT_BYTES"
-WINDOW_BYTES = 16 << 20  # text a streamed reader tokenises at once (cut after a line end)
+WINDOW_BYTES = 4 << 20  # text a streamed reader tokenises at once (cut after a line end)
 BOM = b"\xef\xbb\xbf"
 
 _ERR_CONTROL, _ERR_TOO_LONG, _ERR_UNSAFE = 1, 2, 4
+_COMPACT_ROWS = 1 << 16  # rows Column.compact copies at once
 
 
 _AGAIN: dict[str, bytearray] = {}  # files read ahead of their turn, kept for their one reader
@@ -83,12 +84,19 @@ class Column:
         return Column(self.data, self.starts[rows], self.lens[rows])
 
     def compact(self) -> "Column":
-        """The same strings in a buffer of their own (the file's bytes can then be freed)."""
+        """The same strings in a buffer of their own (the file's bytes can then be freed);
+        copied _COMPACT_ROWS rows at a time, so the byte index it needs stays small."""
         lens = self.lens.astype(np.int64)
         starts = np.cumsum(lens) - lens
-        index = np.repeat(self.starts - starts, lens) + np.arange(int(lens.sum()))
-        data = np.frombuffer(self.data, dtype=np.uint8)[index].tobytes()
-        return Column(data, starts, self.lens.copy())
+        out = np.empty(int(lens.sum()), dtype=np.uint8)
+        source = np.frombuffer(self.data, dtype=np.uint8)
+        for lo in range(0, len(lens), _COMPACT_ROWS):
+            part = slice(lo, lo + _COMPACT_ROWS)
+            begin, size = int(starts[lo]), int(lens[part].sum())
+            index = np.repeat(self.starts[part] - starts[part], lens[part])
+            index += np.arange(begin, begin + size)
+            out[begin:begin + size] = source[index]
+        return Column(out.tobytes(), starts, self.lens.copy())
 
     def bytes(self, row: int) -> bytes:
         start = int(self.starts[row])
@@ -184,19 +192,38 @@ def column_of(strings: list[bytes]) -> Column:
     return Column(b"".join(strings), starts, lens)
 
 
-def joined(columns: list[Column]) -> Column:
-    """One column of the values of ``columns`` (each compact: its own buffer), in order;
-    each part is let go as soon as it is copied."""
-    data = bytearray()
-    starts, lens = [], []
-    columns.reverse()
-    while columns:
-        part = columns.pop()
-        starts.append(part.starts + len(data))
-        lens.append(part.lens)
-        data += part.data
-    return Column(data, np.concatenate(starts or [np.zeros(0, np.int64)]),
-                  np.concatenate(lens or [np.zeros(0, np.int32)]))
+class Growing:
+    """An array appended to piece by piece in one buffer that grows in place (a large
+    realloc moves pages, it does not copy them): what is kept is never held twice, as
+    concatenating the pieces at the end would."""
+
+    def __init__(self, dtype) -> None:
+        self.dtype = np.dtype(dtype)
+        self.buffer = bytearray()
+
+    def append(self, values: np.ndarray) -> None:
+        self.buffer += memoryview(np.ascontiguousarray(values, dtype=self.dtype)).cast("B")
+
+    def array(self) -> np.ndarray:
+        """The values so far (a view: append no more once taken)."""
+        return np.frombuffer(self.buffer, dtype=self.dtype)
+
+
+class GrowingColumn:
+    """A column appended to piece by piece: each piece's strings copied into one buffer."""
+
+    def __init__(self) -> None:
+        self.data, self.starts, self.lens = Growing(np.uint8), Growing(np.int64), Growing(np.int32)
+
+    def append(self, col: Column) -> None:
+        packed = col.compact()
+        self.starts.append(packed.starts + len(self.data.buffer))
+        self.lens.append(packed.lens)
+        self.data.append(np.frombuffer(packed.data, dtype=np.uint8))
+
+    def column(self) -> Column:
+        """The values so far (append no more once taken)."""
+        return Column(self.data.buffer, self.starts.array(), self.lens.array())
 
 
 def line_at(data: bytearray | bytes, offset: int) -> int:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import Column, Dictionary
-from ..core.table import joined, split_stream
+from ..core.table import Growing, GrowingColumn, split_stream
 from ..errors import InputError, shown
 
 RUN_FORMAT = "run: qid Q0 docno rank score [tag]"
@@ -61,15 +61,15 @@ def read_run(path: str, keep_rank: bool = False) -> Run:
     """
     fields = (0, 2, 3, 4, 5) if keep_rank else (0, 2, 4, 5)
     qids = Dictionary()
-    kept: dict[str, list[np.ndarray]] = {"qid": [], "score": [], "at": [], "skipped": []}
-    docnos: list[Column] = []
-    ranks: list[Column] = []
-    tag, untagged, rows, bad, skipped = None, None, 0, None, -1
+    qid, score = Growing(np.int32), Growing(np.float64)
+    at, skipped = Growing(np.int64), Growing(np.int64)  # LineNumbers' stretches
+    docno, rank = GrowingColumn(), GrowingColumn()
+    tag, untagged, rows, bad, last = None, None, 0, None, -1
     for table in split_stream(path, fields, (5, 6), RUN_FORMAT):
         if bad is not None or len(table) == 0:
             continue
         try:
-            kept["score"].append(table.floats(4, "score"))
+            score.append(table.floats(4, "score"))
         except InputError as err:
             bad = err
             continue
@@ -78,22 +78,21 @@ def read_run(path: str, keep_rank: bool = False) -> Run:
         short = np.flatnonzero(table.nfields < 6)
         if untagged is None and len(short):
             untagged = rows + int(short[0])
-        kept["qid"].append(qids.add(table.column(0)).astype(np.int32))
-        docnos.append(table.column(2).compact())
+        qid.append(qids.add(table.column(0)))
+        docno.append(table.column(2))
         if keep_rank:
-            ranks.append(table.column(3).compact())
+            rank.append(table.column(3))
         gap = table.lines(np.arange(len(table))) - np.arange(len(table)) - 1 - rows
-        change = np.flatnonzero(np.diff(gap, prepend=skipped))
-        kept["at"].append(change + rows)
-        kept["skipped"].append(gap[change])
-        skipped = int(gap[-1])
+        change = np.flatnonzero(np.diff(gap, prepend=last))
+        at.append(change + rows)
+        skipped.append(gap[change])
+        last = int(gap[-1])
         rows += len(table)
     if bad is not None:
         raise bad
-    whole = {k: np.concatenate(kept.pop(k)) for k in list(kept)}  # one at a time
-    return Run(path, tag, whole["qid"], qids.strings(), joined(docnos), whole["score"],
-               LineNumbers(whole["at"], whole["skipped"]),
-               joined(ranks) if keep_rank else None, untagged)
+    return Run(path, tag, qid.array(), qids.strings(), docno.column(), score.array(),
+               LineNumbers(at.array(), skipped.array()), rank.column() if keep_rank else None,
+               untagged)
 
 
 NAME_SOURCES = ("file", "tag")  # --names-from: what names a run when --name does not
