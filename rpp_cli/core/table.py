@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,7 +153,7 @@ class Table:
                       lambda bad: self.line(bad if rows is None else int(rows[bad])))
 
 
-def floats(col: Column, what: str, path: str, line) -> np.ndarray:
+def floats(col: Column, what: str, path: str, line: Callable[[int], int]) -> np.ndarray:
     """The values of ``col`` as finite float64 (C's strtod of the whole field); the first bad
     one is an InputError at ``line(its index in col)``."""
     out = np.empty(len(col), dtype=np.float64)
@@ -291,7 +291,7 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
         raise InputError(f"empty file: no {kind} lines", path)
 
 
-def _with_end(chunks) -> Iterator[tuple[bool, bytes]]:
+def _with_end(chunks: Iterable[bytes]) -> Iterator[tuple[bool, bytes]]:
     """(is it the last, chunk) for every chunk; one empty last chunk when there is none."""
     previous = None
     for chunk in chunks:
@@ -319,8 +319,8 @@ def _cuts(buffer: bytes, final: bool) -> Iterator[int]:
         pos = cut
 
 
-def _split_piece(path: str, data, fields: tuple[int, ...], counts: tuple[int, ...], kind: str,
-                 more_ok: bool, line0: int) -> Table:
+def _split_piece(path: str, data: bytes | bytearray | memoryview, fields: tuple[int, ...],
+                 counts: tuple[int, ...], kind: str, more_ok: bool, line0: int) -> Table:
     """The rows of ``data`` (whole lines, ``line0`` lines into the file) as a Table; errors
     as :func:`split` names them."""
     want = np.array(sorted(set(fields) | {0}), dtype=np.int32)

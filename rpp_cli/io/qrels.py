@@ -5,6 +5,7 @@ Judgments are arrays: one row per distinct (qid, docno), identified exactly by i
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,7 +90,8 @@ def read_qrels(path: str) -> Qrels:
 NDEVAL_LARGEST = 1000009
 
 
-def natural_numbers(col: Column, what: str, path: str, line) -> np.ndarray:
+def natural_numbers(col: Column, what: str, path: str,
+                    line: Callable[[int], int]) -> np.ndarray:
     """``col`` as ndeval reads it (naturalNumber): int64 values; the first token that is not
     one is an InputError at ``line(its row)``, as ndeval's "syntax error"."""
     digits = col.digits_only()
