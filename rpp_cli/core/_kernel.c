@@ -2,6 +2,7 @@
  *
  *   split        whitespace-separated lines -> (start, length) of chosen fields, per line
  *   parse_floats tokens -> finite doubles (C's strtod in the "C" locale, whole token)
+ *   gather       strings at offsets -> one after another (a column in a buffer of its own)
  *   rank         rows -> order by (query asc, score desc, docno desc by bytes)
  *   StrMap       exact dictionary (int64 key, bytes) -> dense code; identity is decided by
  *                comparing the bytes, the hash only finds candidates
@@ -303,6 +304,50 @@ static inline int plain_decimal(const char *p, int32_t n, double *out) {
     double v = (double)m / POW10[decimals];
     *out = neg ? -v : v;
     return 1;
+}
+
+/* gather(data, starts, lens, out) -> None: the strings data[starts[r]:starts[r] + lens[r]]
+ * one after another into out (bytes, exactly the sum of lens; each string in bounds). */
+static PyObject *gather(PyObject *self, PyObject *args) {
+    PyObject *data_o, *st_o, *ln_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOOO", &data_o, &st_o, &ln_o, &out_o)) return NULL;
+    Views vs = {.n = 0};
+    PyObject *result = NULL;
+    Py_buffer *data, *st, *ln, *out;
+    if (!(data = view(&vs, data_o, 1, 0, "data")) || !(st = view(&vs, st_o, 8, 0, "starts"))
+        || !(ln = view(&vs, ln_o, 4, 0, "lens")) || !(out = view(&vs, out_o, 1, 1, "out")))
+        goto done;
+    const Py_ssize_t n = count_of(st);
+    if (count_of(ln) != n) {
+        PyErr_SetString(PyExc_ValueError, "gather: starts and lens of different lengths");
+        goto done;
+    }
+    const int64_t *starts = st->buf;
+    const int32_t *lens = ln->buf;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        if (starts[r] < 0 || lens[r] < 0 || starts[r] + lens[r] > data->len) {
+            PyErr_SetString(PyExc_ValueError, "gather: a string out of the data");
+            goto done;
+        }
+        total += lens[r];
+    }
+    if (total != out->len) {
+        PyErr_SetString(PyExc_ValueError, "gather: out is not the size of the strings");
+        goto done;
+    }
+    const char *p = data->buf;
+    char *o = out->buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < n; r++) {
+        memcpy(o, p + starts[r], (size_t)lens[r]);
+        o += lens[r];
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    release(&vs);
+    return result;
 }
 
 /* parse_floats(data, starts, lens, out) -> index of the first token that is not a finite
@@ -1072,6 +1117,7 @@ static PyMethodDef methods[] = {
     {"split", split, METH_VARARGS, "split lines into fields (see rpp_cli/core)"},
     {"count_lines", count_lines, METH_O, "number of LF bytes"},
     {"nested_dicts", nested_dicts, METH_VARARGS, "{key: {name: value}} from arrays"},
+    {"gather", gather, METH_VARARGS, "strings at offsets -> one after another"},
     {"parse_floats", parse_floats, METH_VARARGS, "tokens -> finite doubles"},
     {"rank", rank, METH_VARARGS, "order rows by query, score desc, docno desc"},
     {"interleave", interleave, METH_VARARGS, "offline interleaving of pairs of rankings"},

@@ -27,7 +27,6 @@ WINDOW_BYTES = 4 << 20  # text a streamed reader tokenises at once (cut after a 
 BOM = b"\xef\xbb\xbf"
 
 _ERR_CONTROL, _ERR_TOO_LONG, _ERR_UNSAFE = 1, 2, 4
-_COMPACT_ROWS = 1 << 16  # rows Column.compact copies at once
 
 
 _AGAIN: dict[str, bytearray] = {}  # files read ahead of their turn, kept for their one reader
@@ -84,19 +83,11 @@ class Column:
         return Column(self.data, self.starts[rows], self.lens[rows])
 
     def compact(self) -> "Column":
-        """The same strings in a buffer of their own (the file's bytes can then be freed);
-        copied _COMPACT_ROWS rows at a time, so the byte index it needs stays small."""
+        """The same strings in a buffer of their own (the file's bytes can then be freed)."""
         lens = self.lens.astype(np.int64)
-        starts = np.cumsum(lens) - lens
-        out = np.empty(int(lens.sum()), dtype=np.uint8)
-        source = np.frombuffer(self.data, dtype=np.uint8)
-        for lo in range(0, len(lens), _COMPACT_ROWS):
-            part = slice(lo, lo + _COMPACT_ROWS)
-            begin, size = int(starts[lo]), int(lens[part].sum())
-            index = np.repeat(self.starts[part] - starts[part], lens[part])
-            index += np.arange(begin, begin + size)
-            out[begin:begin + size] = source[index]
-        return Column(out.tobytes(), starts, self.lens.copy())
+        out = bytearray(int(lens.sum()))
+        _kernel.gather(self.data, self.starts, self.lens, out)
+        return Column(out, np.cumsum(lens) - lens, self.lens.copy())
 
     def bytes(self, row: int) -> bytes:
         start = int(self.starts[row])
@@ -129,6 +120,12 @@ class Table:
     nfields: np.ndarray  # int32, fields of each row
     columns: dict[int, Column]
     line0: int = 0  # lines of the file before ``data`` (a piece of a streamed file)
+    newlines: int = 0  # LF bytes in ``data``
+
+    @property
+    def lines_in(self) -> int:
+        """The lines of ``data``, rows or not (the last may lack its LF)."""
+        return self.newlines + (len(self.data) > 0 and self.data[-1] != 10)
 
     def __len__(self) -> int:
         return len(self.nfields)
@@ -216,6 +213,7 @@ class GrowingColumn:
         self.data, self.starts, self.lens = Growing(np.uint8), Growing(np.int64), Growing(np.int32)
 
     def append(self, col: Column) -> None:
+        """Add the strings of ``col`` (copied: its data can then be freed)."""
         packed = col.compact()
         self.starts.append(packed.starts + len(self.data.buffer))
         self.lens.append(packed.lens)
@@ -277,7 +275,7 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
                 if pos + line0 > 0 and bytes(piece[:3]) == BOM:  # a BOM counts at the start only
                     piece, base = b"\n" + bytes(piece), line0 - 1
                 table = _split_piece(path, piece, fields, counts, kind, False, base)
-                line0 += _kernel.count_lines(memoryview(buffer)[pos:cut])
+                line0 = table.line0 + table.newlines
                 pos = cut
                 rows += len(table)
                 yield table
@@ -324,7 +322,8 @@ def _split_piece(path: str, data: bytes | bytearray | memoryview, fields: tuple[
     """The rows of ``data`` (whole lines, ``line0`` lines into the file) as a Table; errors
     as :func:`split` names them."""
     want = np.array(sorted(set(fields) | {0}), dtype=np.int32)
-    capacity = _kernel.count_lines(data) + 1
+    newlines = _kernel.count_lines(data)
+    capacity = newlines + 1
     nfields = np.empty(capacity, dtype=np.int32)
     starts = np.empty(capacity * len(want), dtype=np.int64)
     lens = np.empty(capacity * len(want), dtype=np.int32)
@@ -349,4 +348,4 @@ def _split_piece(path: str, data: bytes | bytearray | memoryview, fields: tuple[
     columns = {int(f): Column(data, starts[k * capacity:k * capacity + rows],
                               lens[k * capacity:k * capacity + rows])
                for k, f in enumerate(want)}
-    return Table(path, data, nfields, columns, line0)
+    return Table(path, data, nfields, columns, line0, newlines)

@@ -82,11 +82,12 @@ def read_run(path: str, keep_rank: bool = False) -> Run:
         docno.append(table.column(2))
         if keep_rank:
             rank.append(table.column(3))
-        gap = table.lines(np.arange(len(table))) - np.arange(len(table)) - 1 - rows
-        change = np.flatnonzero(np.diff(gap, prepend=last))
-        at.append(change + rows)
-        skipped.append(gap[change])
-        last = int(gap[-1])
+        if table.lines_in != len(table) or table.line0 - rows != last:  # else: as before
+            gap = table.lines(np.arange(len(table))) - np.arange(len(table)) - 1 - rows
+            change = np.flatnonzero(np.diff(gap, prepend=last))
+            at.append(change + rows)
+            skipped.append(gap[change])
+            last = int(gap[-1])
         rows += len(table)
     if bad is not None:
         raise bad
