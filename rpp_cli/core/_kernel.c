@@ -306,16 +306,25 @@ static inline int plain_decimal(const char *p, int32_t n, double *out) {
     return 1;
 }
 
+/* The arguments (data, starts, lens, out) of a function over strings at offsets: buffers of
+ * bytes, int64, int32 and writable items of out_item bytes; -1 with an exception if not. */
+static int strings_args(PyObject *args, Views *vs, Py_buffer **data, Py_buffer **st,
+                        Py_buffer **ln, Py_buffer **out, Py_ssize_t out_item) {
+    PyObject *data_o, *st_o, *ln_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOOO", &data_o, &st_o, &ln_o, &out_o)) return -1;
+    if (!(*data = view(vs, data_o, 1, 0, "data")) || !(*st = view(vs, st_o, 8, 0, "starts"))
+        || !(*ln = view(vs, ln_o, 4, 0, "lens")) || !(*out = view(vs, out_o, out_item, 1, "out")))
+        return -1;
+    return 0;
+}
+
 /* gather(data, starts, lens, out) -> None: the strings data[starts[r]:starts[r] + lens[r]]
  * one after another into out (bytes, exactly the sum of lens; each string in bounds). */
 static PyObject *gather(PyObject *self, PyObject *args) {
-    PyObject *data_o, *st_o, *ln_o, *out_o;
-    if (!PyArg_ParseTuple(args, "OOOO", &data_o, &st_o, &ln_o, &out_o)) return NULL;
     Views vs = {.n = 0};
     PyObject *result = NULL;
     Py_buffer *data, *st, *ln, *out;
-    if (!(data = view(&vs, data_o, 1, 0, "data")) || !(st = view(&vs, st_o, 8, 0, "starts"))
-        || !(ln = view(&vs, ln_o, 4, 0, "lens")) || !(out = view(&vs, out_o, 1, 1, "out")))
+    if (strings_args(args, &vs, &data, &st, &ln, &out, 1) < 0)
         goto done;
     const Py_ssize_t n = count_of(st);
     if (count_of(ln) != n) {
@@ -353,13 +362,10 @@ done:
 /* parse_floats(data, starts, lens, out) -> index of the first token that is not a finite
  * number as a whole (strtod, "C" locale), or -1. Absent tokens (start -1) are bad. */
 static PyObject *parse_floats(PyObject *self, PyObject *args) {
-    PyObject *data_o, *st_o, *ln_o, *out_o;
-    if (!PyArg_ParseTuple(args, "OOOO", &data_o, &st_o, &ln_o, &out_o)) return NULL;
     Views vs = {.n = 0};
     PyObject *result = NULL;
     Py_buffer *data, *st, *ln, *out;
-    if (!(data = view(&vs, data_o, 1, 0, "data")) || !(st = view(&vs, st_o, 8, 0, "starts"))
-        || !(ln = view(&vs, ln_o, 4, 0, "lens")) || !(out = view(&vs, out_o, 8, 1, "out")))
+    if (strings_args(args, &vs, &data, &st, &ln, &out, 8) < 0)
         goto done;
     Py_ssize_t n = count_of(out), bad = -1;
     if (count_of(st) != n || count_of(ln) != n) {
