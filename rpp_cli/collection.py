@@ -9,13 +9,13 @@ corpus size n of a query is its number of items and retrieved codes. Runs are re
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .core import Column, Dictionary, column_of, group_positions, line_at, rank_rows
+from .core import Column, Dictionary, column_of, group_positions, rank_rows
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids, to_text
 from .io.runs import name_runs, read_run
@@ -326,12 +326,13 @@ def _load_run(r: int, path: str, qpos: dict[str, int], judged: set[str], docs: D
     query = qidx if rows is None else qidx[rows]
     order = rank_rows(docno, query, score, len(qpos))
     docno, query, score = docno.take(order), query[order], score[order]
-    path, tag = run.path, run.tag
-    del run, qidx, keep, rows, order  # the file's fields: only its bytes stay (in docno)
+    path, tag, line_of = run.path, run.tag, _docno_lines(run)
+    del run, qidx, keep, rows, order  # the file's fields: only the docnos stay
     code, repeat = docs.add_batch(docno, query, r)
     notes: list[str] = []
     if repeat.any():
-        _resolve_duplicates(path, docno, list(qpos), query, code, repeat, dedup, notes)
+        _resolve_duplicates(path, docno, line_of, list(qpos), query, code, repeat, dedup,
+                            notes)
         docno, query, score, code = docno.take(~repeat), query[~repeat], score[~repeat], \
             code[~repeat]
     trec = _trec_order(docno, query, score, len(qpos))
@@ -365,13 +366,20 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def _resolve_duplicates(path: str, docno: Column, qids: list[str], query: np.ndarray,
-                        code: np.ndarray, repeat: np.ndarray, dedup: bool,
-                        notes: list[str]) -> None:
+def _docno_lines(run) -> Callable[[int], int]:
+    """The line of the run's row whose docno is at ``offset`` in ``run.docno`` (offsets
+    ascend in file order), for messages after the rows are reordered."""
+    starts, lines = run.docno.starts, run.lines
+    return lambda offset: lines.line(int(np.searchsorted(starts, offset)))
+
+
+def _resolve_duplicates(path: str, docno: Column, line_of: Callable[[int], int],
+                        qids: list[str], query: np.ndarray, code: np.ndarray,
+                        repeat: np.ndarray, dedup: bool, notes: list[str]) -> None:
     """Ranked rows whose (query, docno) ``code`` repeats (``repeat``: not its first row in
     ranking order): an error at the first repeat in file order, or with ``dedup`` a note (the
     caller keeps the best-scored copy: the first in ranking order, the earliest line among
-    equal scores). Lines are found from the docnos' offsets in the file."""
+    equal scores). Lines are found from the docnos' offsets (``line_of``)."""
     if not dedup:
         repeated = np.flatnonzero(np.isin(code, code[repeat]))
         seen: set[int] = set()
@@ -381,7 +389,7 @@ def _resolve_duplicates(path: str, docno: Column, qids: list[str], query: np.nda
             seen.add(int(code[i]))
         early = int(docno.starts[code == code[i]].min())
         raise InputError(f"docno '{docno.text(i)}' repeated in query {qids[query[i]]} "
-                         f"(first at line {line_at(docno.data, early)}); use --dedup to keep "
-                         "the best-scored copy", path, line_at(docno.data, int(docno.starts[i])))
+                         f"(first at line {line_of(early)}); use --dedup to keep "
+                         "the best-scored copy", path, line_of(int(docno.starts[i])))
     notes.append(f"{path}: {_count(int(repeat.sum()), 'repeated docno', 'repeated docnos')}"
                  " dropped, kept the best-scored copy of each")

@@ -55,10 +55,9 @@ def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[
                             opts.alpha, opts.beta)
 
     run = read_run(run_path, keep_rank=True)
-    untagged = run.table.nfields < 6
-    if untagged.any():
+    if run.untagged is not None:
         raise InputError("expected 6 fields, the last the run tag (ndeval's syntax)", run.path,
-                         run.line(int(np.argmax(untagged))))
+                         run.line(run.untagged))
     names = name_runs([run], source="tag")  # ndeval's runid is the run's tag
     topic = _run_topics(run)
     rows, pos = _ranking(run, topic, opts)
@@ -147,7 +146,7 @@ def _ranking(run: Run, topic: np.ndarray, opts: NdevalOptions) -> tuple[np.ndarr
     -M; ties of rank and repeated docnos among the kept rows are InputErrors."""
     topics, dense = np.unique(topic, return_inverse=True)
     dense = dense.ravel()
-    rank = natural_numbers(run.table, 3, "rank")  # -traditional too: ndeval reads it first
+    rank = natural_numbers(run.rank, "rank", run.path, run.line)  # -traditional too: ndeval reads it first
     if opts.traditional:
         order = rank_rows(run.docno, dense, run.score, len(topics))
     else:

@@ -2,6 +2,7 @@
  *
  *   split        whitespace-separated lines -> (start, length) of chosen fields, per line
  *   parse_floats tokens -> finite doubles (C's strtod in the "C" locale, whole token)
+ *   gather       strings at offsets -> one after another (a column in a buffer of its own)
  *   rank         rows -> order by (query asc, score desc, docno desc by bytes)
  *   StrMap       exact dictionary (int64 key, bytes) -> dense code; identity is decided by
  *                comparing the bytes, the hash only finds candidates
@@ -305,16 +306,66 @@ static inline int plain_decimal(const char *p, int32_t n, double *out) {
     return 1;
 }
 
-/* parse_floats(data, starts, lens, out) -> index of the first token that is not a finite
- * number as a whole (strtod, "C" locale), or -1. Absent tokens (start -1) are bad. */
-static PyObject *parse_floats(PyObject *self, PyObject *args) {
+/* The arguments (data, starts, lens, out) of a function over strings at offsets: buffers of
+ * bytes, int64, int32 and writable items of out_item bytes; -1 with an exception if not. */
+static int strings_args(PyObject *args, Views *vs, Py_buffer **data, Py_buffer **st,
+                        Py_buffer **ln, Py_buffer **out, Py_ssize_t out_item) {
     PyObject *data_o, *st_o, *ln_o, *out_o;
-    if (!PyArg_ParseTuple(args, "OOOO", &data_o, &st_o, &ln_o, &out_o)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOO", &data_o, &st_o, &ln_o, &out_o)) return -1;
+    if (!(*data = view(vs, data_o, 1, 0, "data")) || !(*st = view(vs, st_o, 8, 0, "starts"))
+        || !(*ln = view(vs, ln_o, 4, 0, "lens")) || !(*out = view(vs, out_o, out_item, 1, "out")))
+        return -1;
+    return 0;
+}
+
+/* gather(data, starts, lens, out) -> None: the strings data[starts[r]:starts[r] + lens[r]]
+ * one after another into out (bytes, exactly the sum of lens; each string in bounds). */
+static PyObject *gather(PyObject *self, PyObject *args) {
     Views vs = {.n = 0};
     PyObject *result = NULL;
     Py_buffer *data, *st, *ln, *out;
-    if (!(data = view(&vs, data_o, 1, 0, "data")) || !(st = view(&vs, st_o, 8, 0, "starts"))
-        || !(ln = view(&vs, ln_o, 4, 0, "lens")) || !(out = view(&vs, out_o, 8, 1, "out")))
+    if (strings_args(args, &vs, &data, &st, &ln, &out, 1) < 0)
+        goto done;
+    const Py_ssize_t n = count_of(st);
+    if (count_of(ln) != n) {
+        PyErr_SetString(PyExc_ValueError, "gather: starts and lens of different lengths");
+        goto done;
+    }
+    const int64_t *starts = st->buf;
+    const int32_t *lens = ln->buf;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        if (starts[r] < 0 || lens[r] < 0 || starts[r] + lens[r] > data->len) {
+            PyErr_SetString(PyExc_ValueError, "gather: a string out of the data");
+            goto done;
+        }
+        total += lens[r];
+    }
+    if (total != out->len) {
+        PyErr_SetString(PyExc_ValueError, "gather: out is not the size of the strings");
+        goto done;
+    }
+    const char *p = data->buf;
+    char *o = out->buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < n; r++) {
+        memcpy(o, p + starts[r], (size_t)lens[r]);
+        o += lens[r];
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    release(&vs);
+    return result;
+}
+
+/* parse_floats(data, starts, lens, out) -> index of the first token that is not a finite
+ * number as a whole (strtod, "C" locale), or -1. Absent tokens (start -1) are bad. */
+static PyObject *parse_floats(PyObject *self, PyObject *args) {
+    Views vs = {.n = 0};
+    PyObject *result = NULL;
+    Py_buffer *data, *st, *ln, *out;
+    if (strings_args(args, &vs, &data, &st, &ln, &out, 8) < 0)
         goto done;
     Py_ssize_t n = count_of(out), bad = -1;
     if (count_of(st) != n || count_of(ln) != n) {
@@ -1072,6 +1123,7 @@ static PyMethodDef methods[] = {
     {"split", split, METH_VARARGS, "split lines into fields (see rpp_cli/core)"},
     {"count_lines", count_lines, METH_O, "number of LF bytes"},
     {"nested_dicts", nested_dicts, METH_VARARGS, "{key: {name: value}} from arrays"},
+    {"gather", gather, METH_VARARGS, "strings at offsets -> one after another"},
     {"parse_floats", parse_floats, METH_VARARGS, "tokens -> finite doubles"},
     {"rank", rank, METH_VARARGS, "order rows by query, score desc, docno desc"},
     {"interleave", interleave, METH_VARARGS, "offline interleaving of pairs of rankings"},

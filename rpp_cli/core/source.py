@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import zlib
+from collections.abc import Iterator
 
 from ..errors import InputError
 
@@ -26,11 +27,10 @@ def _chunks(handle):
         yield chunk
 
 
-def _gunzip(first: bytes, rest, path: str, limit: int):
+def _gunzip(first: bytes, rest, path: str):
     """Decompressed chunks of a gzip stream (several members allowed, as gzip(1) does)."""
     inflate = zlib.decompressobj(31)
     open_member = False  # a member has begun and not yet ended
-    total = 0
     for chunk in _chain([first], rest):
         while True:
             open_member = open_member or bool(chunk)
@@ -38,9 +38,6 @@ def _gunzip(first: bytes, rest, path: str, limit: int):
                 out = inflate.decompress(chunk, CHUNK)
             except zlib.error as err:
                 raise InputError(f"corrupt gzip data ({err})", path=path) from None
-            total += len(out)
-            if total > limit:
-                raise InputError(_too_big(limit), path=path)
             yield out
             chunk = inflate.unconsumed_tail
             if inflate.eof:
@@ -69,11 +66,22 @@ def _too_big(limit: int) -> str:
 
 def read_source(path: str, limit: int) -> bytearray:
     """The bytes of ``path`` (``-`` = stdin), gunzipped when they start with gzip magic."""
+    data = bytearray()
+    for chunk in source_chunks(path, limit):
+        data += chunk
+    return data
+
+
+def source_chunks(path: str, limit: int) -> Iterator[bytes]:
+    """The bytes of ``path`` (``-`` = stdin) in chunks of at most CHUNK bytes, gunzipped
+    when they start with gzip magic: past ``limit`` bytes in all an InputError, and the chunk
+    holding a NUL byte is the last (the tokenizer then names the line)."""
     if path == STDIN:
         handle = sys.stdin.buffer if sys.stdin is not None else None
         if handle is None:
             raise InputError("standard input is closed", path=path)
-        return _collect(handle, path, limit)
+        yield from _limited(handle, path, limit)
+        return
     if os.path.isdir(path):
         raise InputError("is a directory, not a file", path=path)
     try:
@@ -83,23 +91,23 @@ def read_source(path: str, limit: int) -> bytearray:
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror or err}", path=path) from None
     with handle:
-        return _collect(handle, path, limit)
+        yield from _limited(handle, path, limit)
 
 
-def _collect(handle, path: str, limit: int) -> bytearray:
-    """Read all of ``handle`` into one buffer, refusing more than ``limit`` bytes."""
+def _limited(handle, path: str, limit: int) -> Iterator[bytes]:
+    """The (decompressed) chunks of ``handle``, refusing more than ``limit`` bytes in all."""
+    total = 0
     try:
         chunks = _chunks(handle)
         first = next(chunks, b"")
-        source = _gunzip(first, chunks, path, limit) if first[:2] == GZIP_MAGIC \
+        source = _gunzip(first, chunks, path) if first[:2] == GZIP_MAGIC \
             else _chain([first], chunks)
-        data = bytearray()
         for chunk in source:
-            if len(data) + len(chunk) > limit:
+            total += len(chunk)
+            if total > limit:
                 raise InputError(_too_big(limit), path=path)
-            data += chunk
+            yield chunk
             if b"\0" in chunk:
-                break  # not text: the tokenizer reports the first bad line
-        return data
+                return  # not text: the tokenizer reports the first bad line
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror or err}", path=path) from None

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError, shown
 from . import _kernel
-from .source import read_source
+from .source import read_source, source_chunks
 
 MAX_TOKEN_BYTES = 4096  # the longest field (qid, docno, score, tag ...) a file may hold
 MAX_INPUT_BYTES = 16 << 30  # per file, decompressed, unless RPP_MAX_INPUT_BYTES says otherwise
 LIMIT_VARIABLE = "RPP_MAX_INPUT_BYTES"
+WINDOW_BYTES = 4 << 20  # text a streamed reader tokenises at once (cut after a line end)
+BOM = b"\xef\xbb\xbf"
 
 _ERR_CONTROL, _ERR_TOO_LONG, _ERR_UNSAFE = 1, 2, 4
 
@@ -82,10 +85,9 @@ class Column:
     def compact(self) -> "Column":
         """The same strings in a buffer of their own (the file's bytes can then be freed)."""
         lens = self.lens.astype(np.int64)
-        starts = np.cumsum(lens) - lens
-        index = np.repeat(self.starts - starts, lens) + np.arange(int(lens.sum()))
-        data = np.frombuffer(self.data, dtype=np.uint8)[index].tobytes()
-        return Column(data, starts, self.lens.copy())
+        out = bytearray(int(lens.sum()))
+        _kernel.gather(self.data, self.starts, self.lens, out)
+        return Column(out, np.cumsum(lens) - lens, self.lens.copy())
 
     def bytes(self, row: int) -> bytes:
         start = int(self.starts[row])
@@ -117,6 +119,13 @@ class Table:
     data: bytearray | bytes
     nfields: np.ndarray  # int32, fields of each row
     columns: dict[int, Column]
+    line0: int = 0  # lines of the file before ``data`` (a piece of a streamed file)
+    newlines: int = 0  # LF bytes in ``data``
+
+    @property
+    def lines_in(self) -> int:
+        """The lines of ``data``, rows or not (the last may lack its LF)."""
+        return self.newlines + (len(self.data) > 0 and self.data[-1] != 10)
 
     def __len__(self) -> int:
         return len(self.nfields)
@@ -126,24 +135,30 @@ class Table:
 
     def line(self, row: int) -> int:
         """1-based line number of a row (counted on demand: only error messages need it)."""
-        return line_at(self.data, int(self.columns[0].starts[row]))
+        return self.line0 + line_at(self.data, int(self.columns[0].starts[row]))
 
     def lines(self, rows: np.ndarray) -> np.ndarray:
         """1-based line numbers of many rows at once."""
         newlines = np.flatnonzero(np.frombuffer(self.data, dtype=np.uint8) == 10)
-        return np.searchsorted(newlines, self.columns[0].starts[rows]) + 1
+        return np.searchsorted(newlines, self.columns[0].starts[rows]) + 1 + self.line0
 
     def floats(self, field: int, what: str, rows: np.ndarray | None = None) -> np.ndarray:
         """Field ``field`` as finite float64 (C's strtod of the whole field); the first bad
         value is an InputError naming its line."""
         col = self.columns[field] if rows is None else self.columns[field].take(rows)
-        out = np.empty(len(col), dtype=np.float64)
-        bad = _kernel.parse_floats(self.data, col.starts, col.lens, out)
-        if bad >= 0:
-            row = int(bad) if rows is None else int(rows[bad])
-            raise InputError(f"{what} '{col.text(bad)}' is not a finite number", self.path,
-                             self.line(row))
-        return out
+        return floats(col, what, self.path,
+                      lambda bad: self.line(bad if rows is None else int(rows[bad])))
+
+
+def floats(col: Column, what: str, path: str, line: Callable[[int], int]) -> np.ndarray:
+    """The values of ``col`` as finite float64 (C's strtod of the whole field); the first bad
+    one is an InputError at ``line(its index in col)``."""
+    out = np.empty(len(col), dtype=np.float64)
+    bad = _kernel.parse_floats(col.data, col.starts, col.lens, out)
+    if bad >= 0:
+        raise InputError(f"{what} '{col.text(bad)}' is not a finite number", path,
+                         line(int(bad)))
+    return out
 
 
 def unsafe_kind(code: int) -> str | None:
@@ -174,9 +189,45 @@ def column_of(strings: list[bytes]) -> Column:
     return Column(b"".join(strings), starts, lens)
 
 
+class Growing:
+    """An array appended to piece by piece in one buffer that grows in place (a large
+    realloc moves pages, it does not copy them): what is kept is never held twice, as
+    concatenating the pieces at the end would."""
+
+    def __init__(self, dtype) -> None:
+        self.dtype = np.dtype(dtype)
+        self.buffer = bytearray()
+
+    def append(self, values: np.ndarray) -> None:
+        self.buffer += memoryview(np.ascontiguousarray(values, dtype=self.dtype)).cast("B")
+
+    def array(self) -> np.ndarray:
+        """The values so far (a view: append no more once taken)."""
+        return np.frombuffer(self.buffer, dtype=self.dtype)
+
+
+class GrowingColumn:
+    """A column appended to piece by piece: each piece's strings copied into one buffer."""
+
+    def __init__(self) -> None:
+        self.data, self.starts, self.lens = Growing(np.uint8), Growing(np.int64), Growing(np.int32)
+
+    def append(self, col: Column) -> None:
+        """Add the strings of ``col`` (copied: its data can then be freed)."""
+        packed = col.compact()
+        self.starts.append(packed.starts + len(self.data.buffer))
+        self.lens.append(packed.lens)
+        self.data.append(np.frombuffer(packed.data, dtype=np.uint8))
+
+    def column(self) -> Column:
+        """The values so far (append no more once taken)."""
+        return Column(self.data.buffer, self.starts.array(), self.lens.array())
+
+
 def line_at(data: bytearray | bytes, offset: int) -> int:
     """1-based line number of byte ``offset``."""
-    return data.count(b"\n", 0, offset) + 1
+    with memoryview(data) as view, view[:offset] as head:  # any buffer (a piece is a view)
+        return _kernel.count_lines(head) + 1
 
 
 def split(path: str, fields: tuple[int, ...], counts: tuple[int, ...], kind: str,
@@ -190,8 +241,89 @@ def split(path: str, fields: tuple[int, ...], counts: tuple[int, ...], kind: str
     the bytes for the next reader (:func:`read_bytes`).
     """
     data = read_bytes(path, again) if data is None else data
+    table = _split_piece(path, data, fields, counts, kind, more_ok, 0)
+    if len(table) == 0:
+        raise InputError(f"empty file: no {kind} lines", path)
+    return table
+
+
+def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
+                 kind: str) -> Iterator[Table]:
+    """:func:`split`, a piece of about WINDOW_BYTES (whole lines) at a time, so that memory
+    holds a window of the file, never all of it: the same rows, errors and line numbers
+    (Table.line0 counts the lines before a piece). As when the file is read whole, the
+    source's own errors (size limit, corrupt gzip) come before the tokenizer's: after a
+    tokenizer error the rest is read, not kept, and then the error raised."""
+    with _AGAIN_LOCK:
+        held = _AGAIN.pop(path, None)
+    chunks = [held] if held is not None else source_chunks(path, max_input_bytes())
+    pending: list[bytes] = []
+    size, line0, rows, failed = 0, 0, 0, None
+    for final, chunk in _with_end(chunks):
+        if failed is not None:
+            continue
+        pending.append(bytes(chunk))
+        size += len(chunk)
+        if size < WINDOW_BYTES and not final:
+            continue
+        buffer = b"".join(pending)
+        pos = 0
+        try:
+            for cut in _cuts(buffer, final):
+                piece = memoryview(buffer)[pos:cut]
+                base = line0
+                if pos + line0 > 0 and bytes(piece[:3]) == BOM:  # a BOM counts at the start only
+                    piece, base = b"\n" + bytes(piece), line0 - 1
+                table = _split_piece(path, piece, fields, counts, kind, False, base)
+                line0 = table.line0 + table.newlines
+                pos = cut
+                rows += len(table)
+                yield table
+        except InputError as err:
+            failed = err
+        pending = [buffer[pos:]]
+        size = len(pending[0])
+    if failed is not None:
+        raise failed
+    if rows == 0:
+        raise InputError(f"empty file: no {kind} lines", path)
+
+
+def _with_end(chunks: Iterable[bytes]) -> Iterator[tuple[bool, bytes]]:
+    """(is it the last, chunk) for every chunk; one empty last chunk when there is none."""
+    previous = None
+    for chunk in chunks:
+        if previous is not None:
+            yield False, previous
+        previous = chunk
+    yield True, b"" if previous is None else previous
+
+
+def _cuts(buffer: bytes, final: bool) -> Iterator[int]:
+    """Where the pieces of ``buffer`` end: after the last line end of each WINDOW_BYTES (after
+    the first line end past it for a longer line); the rest waits for more data unless
+    ``final``."""
+    pos = 0
+    while pos < len(buffer):
+        end = pos + WINDOW_BYTES
+        if end > len(buffer) and not final:
+            return
+        cut = buffer.rfind(b"\n", pos, end) + 1 or buffer.find(b"\n", end) + 1
+        if cut == 0:
+            if not final:
+                return
+            cut = len(buffer)
+        yield cut
+        pos = cut
+
+
+def _split_piece(path: str, data: bytes | bytearray | memoryview, fields: tuple[int, ...],
+                 counts: tuple[int, ...], kind: str, more_ok: bool, line0: int) -> Table:
+    """The rows of ``data`` (whole lines, ``line0`` lines into the file) as a Table; errors
+    as :func:`split` names them."""
     want = np.array(sorted(set(fields) | {0}), dtype=np.int32)
-    capacity = _kernel.count_lines(data) + 1
+    newlines = _kernel.count_lines(data)
+    capacity = newlines + 1
     nfields = np.empty(capacity, dtype=np.int32)
     starts = np.empty(capacity * len(want), dtype=np.int64)
     lens = np.empty(capacity * len(want), dtype=np.int32)
@@ -204,18 +336,16 @@ def split(path: str, fields: tuple[int, ...], counts: tuple[int, ...], kind: str
         row = int(np.argmax(wrong))
         expected = " or ".join(map(str, counts)) + (" or more" if more_ok else "")
         raise InputError(f"expected {expected} fields ({kind}), found {int(nfields[row])}", path,
-                         line_at(data, int(starts[row])))
+                         line0 + line_at(data, int(starts[row])))
     if err == _ERR_CONTROL:
         raise InputError(f"not a text file: control byte 0x{a:02x}; expected {kind}", path,
-                         line_at(data, at))
+                         line0 + line_at(data, at))
     if err == _ERR_UNSAFE:
-        raise InputError(unsafe_message(a, bool(b)), path, line_at(data, at))
+        raise InputError(unsafe_message(a, bool(b)), path, line0 + line_at(data, at))
     if err == _ERR_TOO_LONG:
         raise InputError(f"field {a} is {b:,} bytes long, over the limit of {MAX_TOKEN_BYTES:,}",
-                         path, line_at(data, at))
-    if rows == 0:
-        raise InputError(f"empty file: no {kind} lines", path)
+                         path, line0 + line_at(data, at))
     columns = {int(f): Column(data, starts[k * capacity:k * capacity + rows],
                               lens[k * capacity:k * capacity + rows])
                for k, f in enumerate(want)}
-    return Table(path, data, nfields, columns)
+    return Table(path, data, nfields, columns, line0, newlines)

@@ -5,11 +5,13 @@ Judgments are arrays: one row per distinct (qid, docno), identified exactly by i
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..core import Column, Dictionary, Table, first_seen, split
+from ..core.table import floats
 from ..errors import InputError
 
 QRELS_FORMAT = "qrels: qid iter docno grade"
@@ -88,18 +90,19 @@ def read_qrels(path: str) -> Qrels:
 NDEVAL_LARGEST = 1000009
 
 
-def natural_numbers(table: Table, field: int, what: str) -> np.ndarray:
-    """Field ``field`` as ndeval reads it (naturalNumber): int64 values; the first token that
-    is not one is an InputError naming its line, as ndeval's "syntax error"."""
-    col = table.column(field)
+def natural_numbers(col: Column, what: str, path: str,
+                    line: Callable[[int], int]) -> np.ndarray:
+    """``col`` as ndeval reads it (naturalNumber): int64 values; the first token that is not
+    one is an InputError at ``line(its row)``, as ndeval's "syntax error"."""
     digits = col.digits_only()
+    rows = np.flatnonzero(digits)
     values = np.zeros(len(col))
-    values[digits] = table.floats(field, what, np.flatnonzero(digits))
+    values[digits] = floats(col.take(rows), what, path, lambda k: line(int(rows[k])))
     ok = digits & (np.floor(values / 10) <= NDEVAL_LARGEST // 10)
     if not ok.all():
         row = int(np.argmin(ok))
         raise InputError(f"{what} '{col.text(row)}' is not a natural number up to "
-                         f"{NDEVAL_LARGEST} (ndeval's syntax)", table.path, table.line(row))
+                         f"{NDEVAL_LARGEST} (ndeval's syntax)", path, line(row))
     return values.astype(np.int64)
 
 
@@ -151,7 +154,7 @@ def read_subtopic_qrels(path: str, ndeval: bool = False) -> SubtopicQrels:
             row = int(np.argmin(whole))
             raise InputError(f"grade '{table.column(3).text(row)}' is not an integer (ndeval's "
                              "syntax)", path, table.line(row))
-        number = natural_numbers(table, 1, "subtopic")
+        number = natural_numbers(table.column(1), "subtopic", path, table.line)
     overall, code = judgments(table, grades)
     sub = table.column(1)
     no_sub = np.zeros(len(table), dtype=bool)

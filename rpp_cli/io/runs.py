@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import Column, Dictionary, Table, split
+from ..core import Column, Dictionary
+from ..core.table import Growing, GrowingColumn, split_stream
 from ..errors import InputError, shown
 
 RUN_FORMAT = "run: qid Q0 docno rank score [tag]"
@@ -16,47 +17,83 @@ RUN_FORMAT = "run: qid Q0 docno rank score [tag]"
 
 @dataclass
 class Run:
-    """One system's retrieved lists, as columns in file order."""
+    """One system's retrieved lists, as columns in file order: only what is kept of the
+    file (its bytes are read a window at a time and let go)."""
 
     path: str
     tag: str | None  # the tag of the first line, if it has one
-    qid_codes: np.ndarray  # (rows,) index into qid_values
+    qid_codes: np.ndarray  # (rows,) int32 index into qid_values
     qid_values: list[bytes]  # distinct qids of the file, in order of first appearance
-    docno: Column
+    docno: Column  # the docnos in a buffer of their own, offsets ascending in file order
     score: np.ndarray
-    table: Table  # the file's bytes and fields (line numbers for messages)
+    lines: "LineNumbers"  # each row's line in the file (for messages)
     rank: Column | None = None  # the rank column as text (only `rpp ndeval` orders by it)
+    untagged: int | None = None  # the first row without a 6th field (ndeval needs every tag)
 
     def __len__(self) -> int:
         return len(self.score)
 
     def line(self, row: int) -> int:
-        return self.table.line(row)
+        return self.lines.line(row)
+
+
+@dataclass
+class LineNumbers:
+    """The 1-based line of every row of a file, as the rows where ``line - row`` changes
+    (blank and comment lines): one entry for a file without them."""
+
+    rows: np.ndarray  # int64, first row of each stretch, ascending
+    skipped: np.ndarray  # int64, lines before that row that are not rows
+
+    def line(self, row: int) -> int:
+        k = int(np.searchsorted(self.rows, row, side="right")) - 1
+        return row + 1 + int(self.skipped[k])
 
 
 def read_run(path: str, keep_rank: bool = False) -> Run:
     """Read one run file (plain, gzip or ``-``); malformed lines raise InputError.
 
-    ``keep_rank`` also keeps the rank column (as text), which only ndeval's ordering needs.
+    The file is split a window at a time (:func:`split_stream`) and each piece coded into the
+    arrays kept, so memory is what is kept plus a window, gzip or not. A bad score is raised
+    after the whole file is split, as when the file was read whole: the tokenizer's errors
+    come first. ``keep_rank`` also keeps the rank column (as text), which only ndeval's
+    ordering needs.
     """
-    table = split(path, (0, 2, 3, 4) if keep_rank else (0, 2, 4), (5, 6), RUN_FORMAT)
-    score = table.floats(4, "score")
-    tag = _first_tag(table)
+    fields = (0, 2, 3, 4, 5) if keep_rank else (0, 2, 4, 5)
     qids = Dictionary()
-    codes = qids.add(table.column(0))
-    return Run(path, tag, codes, qids.strings(), table.column(2), score, table,
-               table.column(3) if keep_rank else None)
-
-
-def _first_tag(table: Table) -> str | None:
-    """The 6th field of the first data line, if it has one (only that line's tag names the
-    run, so no column of tags is kept)."""
-    if table.nfields[0] != 6:
-        return None
-    start = int(table.column(0).starts[0])
-    end = table.data.find(b"\n", start)
-    line = bytes(table.data[start:end if end >= 0 else len(table.data)])
-    return line.split()[5].decode("utf-8", "surrogateescape")  # validated: blanks separate
+    qid, score = Growing(np.int32), Growing(np.float64)
+    at, skipped = Growing(np.int64), Growing(np.int64)  # LineNumbers' stretches
+    docno, rank = GrowingColumn(), GrowingColumn()
+    tag, untagged, rows, bad, last = None, None, 0, None, -1
+    for table in split_stream(path, fields, (5, 6), RUN_FORMAT):
+        if bad is not None or len(table) == 0:
+            continue
+        try:
+            score.append(table.floats(4, "score"))
+        except InputError as err:
+            bad = err
+            continue
+        if rows == 0 and table.nfields[0] == 6:
+            tag = table.column(5).text(0)  # only the first line's tag names the run
+        short = np.flatnonzero(table.nfields < 6)
+        if untagged is None and len(short):
+            untagged = rows + int(short[0])
+        qid.append(qids.add(table.column(0)))
+        docno.append(table.column(2))
+        if keep_rank:
+            rank.append(table.column(3))
+        if table.lines_in != len(table) or table.line0 - rows != last:  # else: as before
+            gap = table.lines(np.arange(len(table))) - np.arange(len(table)) - 1 - rows
+            change = np.flatnonzero(np.diff(gap, prepend=last))
+            at.append(change + rows)
+            skipped.append(gap[change])
+            last = int(gap[-1])
+        rows += len(table)
+    if bad is not None:
+        raise bad
+    return Run(path, tag, qid.array(), qids.strings(), docno.column(), score.array(),
+               LineNumbers(at.array(), skipped.array()), rank.column() if keep_rank else None,
+               untagged)
 
 
 NAME_SOURCES = ("file", "tag")  # --names-from: what names a run when --name does not

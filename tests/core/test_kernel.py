@@ -380,3 +380,27 @@ def test_interleave_raises_or_counts(data, n_runs, nq, corrupt, value, method):
             i = p * nq + q
             assert n[i] == len(set(ra) | set(rb))
             assert abs(sums[2 * i]) <= n[i] and abs(sums[2 * i + 1]) <= n[i]  # W[k] = k
+
+
+# -- gather ----------------------------------------------------------------------------------
+
+@given(st.lists(st.binary(max_size=12), max_size=30), st.randoms(use_true_random=False))
+@settings(max_examples=200, deadline=None)
+def test_gather_is_the_strings_one_after_another(strings, rng):
+    """Column.compact's copy (kernel gather) equals joining the slices, in any row order."""
+    col = column_of(strings)
+    order = list(range(len(strings)))
+    rng.shuffle(order)
+    picked = col.take(np.array(order, dtype=np.int64))
+    packed = picked.compact()
+    assert bytes(packed.data) == b"".join(strings[i] for i in order)
+    assert [packed.bytes(r) for r in range(len(order))] == [strings[i] for i in order]
+
+
+def test_gather_refuses_a_string_out_of_the_data():
+    """data b"abc": the string at 2 of length 2 ends at 4 > 3."""
+    out = bytearray(2)
+    with pytest.raises(ValueError, match="out of the data"):
+        _kernel.gather(b"abc", np.array([2], dtype=np.int64), np.array([2], dtype=np.int32), out)
+    with pytest.raises(ValueError, match="not the size"):
+        _kernel.gather(b"abc", np.array([0], dtype=np.int64), np.array([1], dtype=np.int32), out)

@@ -1,0 +1,183 @@
+"""Runs are read a window at a time (rpp_cli/core/table.py split_stream): the window size must
+change nothing. Every command's output, and every bad run's error line, at windows of 7 and
+other odd byte counts (boundaries inside lines, inside CRLF, inside a UTF-8 character, right
+after a BOM), 1 KiB and the default are compared byte for byte; the default window holds each
+of these files whole, as the reader before streaming did.
+"""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rpp_cli.core.table as table
+from rpp_cli.io.runs import read_run
+
+from ..conftest import DEMO, rpp
+from ..realistic import generate, write_collection
+
+WINDOWS = (7, 13, 1024)  # bytes; besides the default
+ODD_WINDOWS = (1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 17, 23, 31, 47, 64, 1024)
+DEFAULT = table.WINDOW_BYTES
+
+
+def _commands(qrels: Path, runs: list[Path]) -> list[list[str]]:
+    """One invocation of every command that reads runs, on this collection."""
+    a, b = runs[0], runs[1]
+    return [
+        ["eval", "-q", "--precision", "10", qrels, *runs],
+        ["eval", "--names-from", "tag", "-M", "3", qrels, *runs],
+        ["eval", "--dedup", "--format", "jsonl", qrels, *runs],
+        ["compare", "--permutations", "200", qrels, *runs],
+        ["check", "--permutations", "200", "--baseline", a, qrels, *runs[1:]],
+        ["meta", "--permutations", "20", "--samples", "5", qrels, *runs],
+        ["levels", qrels, a, b],
+        ["trec-eval", "-q", qrels, a],
+    ]
+
+
+def _outputs(monkeypatch, window: int, commands: list[list[str]]) -> list[tuple]:
+    monkeypatch.setattr(table, "WINDOW_BYTES", window)
+    return [(r.code, r.out, r.err) for r in (rpp(*c) for c in commands)]
+
+
+@pytest.mark.parametrize("seed,style", [(1, "plain"), (4, "ugly"), (9, "mixed"),
+                                        (12, "ugly"), (20, "mixed")])
+def test_every_command_prints_the_same_at_every_window(tmp_path, monkeypatch, seed, style):
+    """Realistic collections (CRLF, BOM, gzip, comments, tabs in the ugly style) give the
+    same exit code, stdout and stderr at windows of 7, 13 and 1024 bytes as at the default."""
+    qrels, runs = write_collection(generate(seed), tmp_path, style)
+    commands = _commands(qrels, runs)
+    want = _outputs(monkeypatch, DEFAULT, commands)
+    assert [code for code, _, _ in want[:3]] == [0, 0, 0], want[0][2]
+    for window in WINDOWS:
+        got = _outputs(monkeypatch, window, commands)
+        for command, g, w in zip(commands, got, want):
+            assert g == w, f"seed {seed} {style}, window {window}: {command[0]} differs"
+
+
+def test_ndeval_and_stdin_print_the_same_at_every_window(tmp_path, monkeypatch):
+    """ndeval (rank column, tags) on the demo run rewritten with BOM, CRLF and gzip, and a
+    run read from standard input."""
+    text = (DEMO / "runs" / "bm25").read_bytes()
+    ugly = tmp_path / "bm25"
+    ugly.write_bytes(gzip.compress(b"\xef\xbb\xbf" + text.replace(b"\n", b"\r\n"), mtime=0))
+    commands = [["ndeval", DEMO / "qrels.subtopics", DEMO / "runs" / "bm25"],
+                ["ndeval", "-M", "5", DEMO / "qrels.subtopics", ugly]]
+    want = _outputs(monkeypatch, DEFAULT, commands)
+    assert [code for code, _, _ in want] == [0, 0] and want[0][1] and want[1][1]
+    stdin = ugly.read_bytes()
+    piped = rpp("eval", "-q", DEMO / "qrels", "-", DEMO / "runs" / "monot5", stdin=stdin)
+    assert piped.code == 0 and piped.out
+    for window in (*ODD_WINDOWS[:8], 1024):
+        assert _outputs(monkeypatch, window, commands) == want, window
+        again = rpp("eval", "-q", DEMO / "qrels", "-", DEMO / "runs" / "monot5", stdin=stdin)
+        assert (again.code, again.out, again.err) == (piped.code, piped.out, piped.err), window
+
+
+QRELS = b"q1 0 d1 1\nq2 0 d3 1\nq2 0 d\xc3\xa92 1\n"
+HEAD = (b"\xef\xbb\xbfq1 Q0 d1 1 3.0 tagA\r\n"  # line 1, after a BOM
+        b"q1\tQ0 d\xc3\xa92 2 2.0 tagA\r\n"  # 2: a 2-byte UTF-8 character
+        b"\r\n"  # 3: blank
+        b"# a comment \xe2\x82\xac\n"  # 4
+        b"q2  Q0\td3 1 1.5 tagA\n"  # 5
+        b"q2 Q0 d4 2 1.0 tagA\r\n")  # 6
+TAIL = b"q3 Q0 d9 1 0.5 tagA\nq3 Q0 d8 2 0.25 tagA\n"  # lines after the bad one
+LONG = b"x" * (table.MAX_TOKEN_BYTES + 1)
+
+# (what, line 7, the error after "RUN:LINE: ", its line)
+BAD_LINES = [
+    ("too few fields", b"q2 Q0 d5 3\n", "expected 5 or 6 fields (run: qid Q0 docno rank score "
+     "[tag]), found 4", 7),
+    ("control byte", b"q2 Q0 d\x015 3 0.5 tagA\n", "not a text file: control byte 0x01; "
+     "expected run: qid Q0 docno rank score [tag]", 7),
+    ("lone CR", b"q2 Q0 d5\r3 0.5 tagA\r\n", "not a text file: control byte 0x0d; expected "
+     "run: qid Q0 docno rank score [tag]", 7),
+    ("NUL", b"q2 Q0 d5 3 0.5 tagA\x00\n", "not a text file: control byte 0x00; expected "
+     "run: qid Q0 docno rank score [tag]", 7),
+    ("C1 control", b"q2 Q0 d\xc2\x855 3 0.5 tagA\n", "U+0085 (a C1 control) is not allowed "
+     "in a field: it could rewrite or reorder what a terminal or a table shows", 7),
+    ("not UTF-8", b"q2 Q0 d\x855 3 0.5 tagA\n", "byte 0x85 (not UTF-8; a C1 control in "
+     "Latin-1) is not allowed in a field: it could rewrite or reorder what a terminal or a "
+     "table shows", 7),
+    ("field too long", b"q2 Q0 " + LONG + b" 3 0.5 tagA\n", "field 3 is 4,097 bytes long, "
+     "over the limit of 4,096", 7),
+    ("bad score", b"q2 Q0 d5 3 0.5x tagA\n", "score '0.5x' is not a finite number", 7),
+    ("bad score, then a control byte", b"q2 Q0 d5 3 nan tagA\n" + TAIL + b"q4 \x7f\n",
+     "not a text file: control byte 0x7f; expected run: qid Q0 docno rank score [tag]", 10),
+    ("repeated docno", b"q1 Q0 d1 3 0.5 tagA\n", "docno 'd1' repeated in query q1 (first at "
+     "line 1); use --dedup to keep the best-scored copy", 7),
+]
+
+
+def _bad_run(tmp_path: Path, line: bytes, gz: bool) -> Path:
+    path = tmp_path / ("bad.gz" if gz else "bad")
+    data = HEAD + line + TAIL
+    path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("what,line,message,number", BAD_LINES, ids=[b[0] for b in BAD_LINES])
+def test_bad_lines_give_one_error_at_every_window(tmp_path, monkeypatch, gz, what, line,
+                                                  message, number):
+    """Each refusal names the same physical line, wherever the windows cut the file."""
+    qrels = tmp_path / "qrels"
+    qrels.write_bytes(QRELS)
+    run = _bad_run(tmp_path, line, gz)
+    want = f"rpp: {run}:{number}: {message}\n"
+    for window in (DEFAULT, *ODD_WINDOWS):
+        monkeypatch.setattr(table, "WINDOW_BYTES", window)
+        res = rpp("eval", qrels, run)
+        assert (res.code, res.err) == (2, want), f"window {window}"
+
+
+def test_the_size_limit_comes_before_an_early_bad_line(tmp_path, monkeypatch):
+    """As when the file was read whole: past RPP_MAX_INPUT_BYTES the file is refused as too
+    large, even though line 7 is already bad (the rest is read, not kept, to know)."""
+    qrels = tmp_path / "qrels"
+    qrels.write_bytes(QRELS)
+    run = _bad_run(tmp_path, b"q2 Q0 d5 3\n" + TAIL * 200, gz=True)
+    monkeypatch.setenv("RPP_MAX_INPUT_BYTES", "2000")
+    for window in (DEFAULT, 7, 64, 1024):
+        monkeypatch.setattr(table, "WINDOW_BYTES", window)
+        res = rpp("eval", qrels, run)
+        assert res.code == 2 and res.err == (
+            f"rpp: {run}: larger than the limit of 2,000 bytes per input file (decompressed); "
+            "split the file or raise RPP_MAX_INPUT_BYTES\n"), window
+
+
+def test_a_file_of_comments_is_empty_at_every_window(tmp_path, monkeypatch):
+    """Blank and comment lines only (after a BOM, with CRLF): no rows, whatever the window."""
+    qrels = tmp_path / "qrels"
+    qrels.write_bytes(QRELS)
+    run = tmp_path / "empty"
+    run.write_bytes(b"\xef\xbb\xbf# nothing\r\n\r\n#\n  \t\n")
+    for window in (DEFAULT, *ODD_WINDOWS):
+        monkeypatch.setattr(table, "WINDOW_BYTES", window)
+        res = rpp("eval", qrels, run)
+        assert (res.code, res.err) == (2, f"rpp: {run}: empty file: no run: qid Q0 docno rank "
+                                          "score [tag] lines\n"), window
+
+
+@pytest.mark.parametrize("window", (DEFAULT, *ODD_WINDOWS))
+def test_read_run_keeps_the_same_arrays_at_every_window(tmp_path, monkeypatch, window):
+    """A BOM counts only at the very start of the file: one at the start of line 7 is part
+    of the qid, wherever the window starts. Lines skip the blank and comment lines 3-4 and
+    the untagged line 8 is found: rows 0..7 are lines 1, 2, 5, 6, 7, 8, 9, 10."""
+    path = tmp_path / "run"
+    path.write_bytes(HEAD + b"\xef\xbb\xbfq2 Q0 d5 3 0.5 tagA\nq3 Q0 d7 1 0.75\n" + TAIL)
+    monkeypatch.setattr(table, "WINDOW_BYTES", window)
+    run = read_run(str(path), keep_rank=True)
+    assert run.tag == "tagA"
+    assert run.qid_values == [b"q1", b"q2", b"\xef\xbb\xbfq2", b"q3"]
+    assert run.qid_codes.tolist() == [0, 0, 1, 1, 2, 3, 3, 3]
+    assert [run.docno.bytes(i) for i in range(len(run))] == [
+        b"d1", b"d\xc3\xa92", b"d3", b"d4", b"d5", b"d7", b"d9", b"d8"]
+    assert [run.rank.bytes(i) for i in range(len(run))] == [
+        b"1", b"2", b"1", b"2", b"3", b"1", b"1", b"2"]
+    assert np.array_equal(run.score, [3.0, 2.0, 1.5, 1.0, 0.5, 0.75, 0.5, 0.25])
+    assert [run.line(i) for i in range(len(run))] == [1, 2, 5, 6, 7, 8, 9, 10]
+    assert run.untagged == 5
