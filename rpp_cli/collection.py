@@ -2,9 +2,10 @@
 
 ``encode`` joins the runs to the qrels once. Every (query, docno) the collection meets, judged
 or retrieved, gets a code in one exact dictionary (bytes compared on every hit): judged ones
-first, so a code below ``n_judged`` is a judgment. Every evaluated query gets an index (trec_eval
-order), every relevant item a column, and every run a row of ranks (0 = not retrieved); the
-corpus size n of a query is its number of items and retrieved codes. Runs are read and joined by a pool of threads
+first, so a code below ``n_judged`` is a judgment. Every query of the qrels gets an index (trec_eval
+-c's set, trec_eval order; ``evaluated`` marks those with a relevant item), every relevant item a
+column, and every run a row of ranks (0 = not retrieved); the corpus size n of a query is its
+number of items and retrieved codes. Runs are read and joined by a pool of threads
 (the kernel releases the GIL); populations and worst-case positions are numpy on the arrays.
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ _SEG = np.int64(1 << 41)
 
 @dataclass
 class RunRows:
-    """The rows of one run that the evaluation uses (evaluated queries, duplicates resolved),
+    """The rows of one run that the evaluation uses (queries of the qrels, duplicates resolved),
     in ranking order: by query, then score desc, docno desc. No docno text is kept: ``doc``
     codes identify them exactly."""
 
@@ -85,11 +86,6 @@ class Collection:
     def relevant(self) -> np.ndarray:
         """(I,) bool: the item is relevant in the main qrels (contract §1, with the level)."""
         return relevant(self.item_grade, self.level)
-
-    @property
-    def evaluated_qids(self) -> list[str]:
-        """The queries rpp's own measures evaluate: those with a relevant item (contract §1)."""
-        return [self.qids[q] for q in self.evaluated.tolist()]
 
     def on_evaluated(self, values: np.ndarray) -> np.ndarray:
         """The rows of the evaluated queries of a per-query array over :attr:`qids` (a (Q, ...)
@@ -173,7 +169,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
            jobs: int = 1, names: Sequence[str | None] = (), names_from: str = "file",
            max_docs: int | None = None) -> Collection:
-    """Read the runs and join them to the qrels: evaluated queries, relevant items, ranks
+    """Read the runs and join them to the qrels: queries, relevant items, ranks
     (contract §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
     read and joined by ``jobs`` threads; ``max_docs`` keeps each query's top K of a run.
     Runs are named by :func:`name_runs` (``names``: --name; ``names_from``: file or tag).
@@ -212,9 +208,8 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     item_of_doc = np.full(n_judged, -1, dtype=np.int64)
     item_of_doc[item_doc] = np.arange(len(item_doc))
 
-    judged_qids = set(qrels.qids)
     judged = Judged(qids, judged_query, judged_grade)
-    loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, judged_qids, docs, dedup,
+    loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, docs, dedup,
                                           qrels.path, max_docs),
                       len(run_paths), threads_for(run_paths, jobs), label="reading runs")
     run_names = name_runs(loaded, names, names_from)
@@ -305,17 +300,17 @@ class LoadedRun:
     rows: RunRows
     notes: list[str]
     unjudged: int  # queries of the run the qrels do not judge
-    missing: list[int]  # evaluated queries the run has no line for
+    missing: list[int]  # queries of the qrels the run has no line for
 
 
-def _load_run(r: int, path: str, qpos: dict[str, int], judged: set[str], docs: Dictionary,
-              dedup: bool, qrels_path: str, max_docs: int | None) -> LoadedRun:
-    """Read one run and join it: rows of evaluated queries, duplicates resolved, ranked, cut
+def _load_run(r: int, path: str, qpos: dict[str, int], docs: Dictionary, dedup: bool,
+               qrels_path: str, max_docs: int | None) -> LoadedRun:
+    """Read one run and join it: rows of the qrels' queries, duplicates resolved, ranked, cut
     to ``max_docs`` per query, each (query, docno) coded in ``docs`` (shared by all runs; safe
     from several threads)."""
     run = read_run(path)
     texts = [to_text(q) for q in run.qid_values]
-    unjudged = sum(q not in judged for q in texts)
+    unjudged = sum(q not in qpos for q in texts)  # qpos: every query of the qrels
     qidx = np.array([qpos.get(q, -1) for q in texts], dtype=np.int32)[run.qid_codes]
     keep = qidx >= 0
     if not keep.any():

@@ -53,9 +53,6 @@ class Job:
     compute: Callable[[], Any]
     finish: Callable[[Any], None]
 
-    def __call__(self) -> None:
-        self.finish(self.compute())
-
 
 @dataclass(frozen=True)
 class MetaOptions:
@@ -150,7 +147,7 @@ def subsample_judgments(coll: Collection, fraction: float, rng: np.random.Genera
     uniform sample; ``pool`` keeps those a shallow pool of the runs would judge first: by the
     best rank any run gives the item, then by how many runs retrieve it, ties at random."""
     n_items = len(coll.item_query)
-    keys = [rng.random(n_items)]
+    keys = [rng.random(n_items)]  # its only draw (Meta's judged jobs advance rng the same way)
     if policy == "pool":
         retrieved = coll.ranks > 0
         best = np.where(retrieved, coll.ranks, np.iinfo(np.int64).max).min(axis=0)
@@ -291,12 +288,11 @@ class Meta:
             pairs = self._pairs(self.measured)
             if not pairs:
                 return
-            self.differences.update({s.measure: pair_values(s.values).ravel()
-                                     for s in self.measured})
+            diff = {s.measure: pair_values(s.values).ravel() for s in self.measured}
+            self.differences.update(diff)  # the plots' (Fig. 2 and the scatters)
             for a, b in pairs:
                 if a.values.ndim == 3 and b.values.ndim == 2:
-                    self.scatter[(a.measure, b.measure)] = (pair_values(b.values).ravel(),
-                                                            pair_values(a.values).ravel())
+                    self.scatter[(a.measure, b.measure)] = (diff[b.measure], diff[a.measure])
             who, others = [a.measure for a, _ in pairs], [b.measure for _, b in pairs]
             self._add("agreement_sign", who, value[0], others)
             self._add("agreement_r", who, value[1], others)
@@ -360,7 +356,7 @@ class Meta:
         jobs = []
         for _ in range(self.opts.judged_samples):  # draw k: the stream after k draws
             jobs.append(draw(copy.deepcopy(rng)))
-            subsample_judgments(self.ctx.collection, fraction, rng, policy)
+            rng.random(len(whole.item_query))  # the stream after one draw: its only use of rng
         return jobs
 
     # -- predictive power ----------------------------------------------------------------

@@ -36,7 +36,7 @@ def test_ties_and_values_match_exact_rationals(tmp_path, seed: int) -> None:
     that value is 0 (contract §4)."""
     coll, ctx = _tensors(tmp_path, seed)
     exact = slow_preferences(coll.qrels, coll.runs, EXACT)
-    qids = ctx.collection.evaluated_qids
+    qids = [ctx.collection.qids[q] for q in ctx.collection.evaluated]
     for (measure, q, a, b), value in exact.items():
         got = ctx.tensors[measure][qids.index(q), a, b]
         if measure == "rpp":

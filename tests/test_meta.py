@@ -21,7 +21,7 @@ def run_meta(**kw):
     notes: list[str] = []
     meta = plan_meta(str(DEMO / "qrels"), RUNS, MEASURES, Options(), MetaOptions(**kw), notes)
     for job in meta.jobs():
-        job()
+        job.finish(job.compute())
     return meta, {(m, r, o): v for m, q, r, o, v in meta.results.rows()}
 
 
@@ -170,7 +170,7 @@ def test_predictive_top_fraction(base):
                      MetaOptions(analyses=("predictive",), samples=20, top_fraction=0.5,
                                  ordering="win"), notes)
     for job in meta.jobs():
-        job()
+        job.finish(job.compute())
     ap = ctx.metrics["map"].mean(axis=0)
     names = ctx.collection.run_names
     top = sorted(np.argsort(-ap)[:3].tolist())
@@ -190,7 +190,7 @@ def test_methodologist_defaults():
     meta = plan_meta(str(DEMO / "qrels"), RUNS, ["map"], Options(),
                      MetaOptions(analyses=("predictive",), samples=5), notes)
     for job in meta.jobs():
-        job()
+        job.finish(job.compute())
     assert any("among the top 5 of 6 runs by map" in n for n in notes)
 
 

@@ -218,8 +218,9 @@ def test_st_rpp_matches_literal_spec(tmp_path, coll):
     ctx = run_eval(str(q), [str(p) for p in paths], list(DISCOUNTS), Options(subtopics=str(s)),
                    True, [])
     expected = slow_st_rpp(qrels, sub, runs)
+    evaluated = [ctx.collection.qids[q] for q in ctx.collection.evaluated]  # the tensors' rows
     for (name, qid, a, b), value in expected.items():
-        qi = ctx.collection.evaluated_qids.index(qid)  # tensors: the evaluated queries
+        qi = evaluated.index(qid)
         assert ctx.tensors[name][qi, a, b] == pytest.approx(value, abs=1e-9)
     assert len(expected) == 3 * len(ctx.collection.evaluated) * len(runs) ** 2
 

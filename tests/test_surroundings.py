@@ -512,7 +512,7 @@ def test_meta_equals_the_unblocked_reference():
     opts = MetaOptions(analyses=("robustness",), samples=200, query_counts=(5,))
     meta = plan_meta(QRELS, [BM25, DPR, MONOT5], ["rpp", "map"], Options(), opts, notes)
     for job in meta.jobs():
-        job()
+        job.finish(job.compute())
     rng = np.random.default_rng([opts.seed, 2, 5])
     order = np.argsort(rng.random((200, meta.n_queries)), axis=1)
     w = np.zeros((200, meta.n_queries))

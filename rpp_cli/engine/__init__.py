@@ -4,7 +4,8 @@ A shard's function is pure (arrays in, arrays or text out), so the same code run
 threads, in forked worker processes or on a Dask cluster, and the bytes out do not depend on
 which. ``shards`` is any sequence; a :class:`Lazy` one builds shard i only when it is taken,
 so a forked worker builds its own shards from the data it inherited (nothing is pickled on
-the way in) and the parent never holds every shard at once.
+the way in) and the parent never holds every shard at once (local engines; the Dask engine
+builds and sends every shard when it submits them).
 
 One engine serves a whole command: :func:`session` sets it up from ``-j`` and ``--dask`` (or
 ``RPP_DASK``), :func:`current` hands it to the code that shards work. ``RPP_SHARD_QUERIES``
@@ -16,10 +17,10 @@ import os
 import pickle
 import signal
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe, wait
-from typing import Callable, Iterator, Protocol, Sequence, TypeVar
+from typing import Callable, ContextManager, Iterator, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -312,16 +313,12 @@ def session(jobs: int, dask: str | None = None) -> Iterator[Engine]:
     ``jobs`` workers; a cluster it started is closed at the end."""
     address = dask if dask is not None else os.environ.get(DASK_ENV) or None
     if address is None:
-        engine: Engine = local_engine(jobs)
-        _ENGINE.append(engine)
-        try:
-            yield engine
-        finally:
-            _ENGINE.pop()
-        return
-    from .dask import connect
+        context: ContextManager[Engine] = nullcontext(local_engine(jobs))
+    else:
+        from .dask import connect
 
-    with connect(address) as engine:
+        context = connect(address)
+    with context as engine:
         _ENGINE.append(engine)
         try:
             yield engine

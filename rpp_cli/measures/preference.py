@@ -158,7 +158,12 @@ def sharded_pairwise(coll, pops: Populations, weights: np.ndarray, uniform: np.n
         return (coll.ranks[:, i0:i1], local, coll.corpus_size[q0:q1], weights[m0:m1], uniform,
                 q1 - q0)
     parts = current().imap(_pairwise_shard, Lazy(len(bounds) - 1, build), "preferences")
-    return np.concatenate(list(parts), axis=1)[:, coll.evaluated]
+    n_runs = coll.ranks.shape[0]
+    out = np.empty((weights.shape[1], len(coll.evaluated), n_runs, n_runs))
+    for i, part in enumerate(parts):  # each shard's evaluated queries into place, one copy
+        lo, hi = np.searchsorted(coll.evaluated, bounds[i:i + 2])
+        out[:, lo:hi] = part[:, coll.evaluated[lo:hi] - bounds[i]]
+    return out
 
 
 def _pairwise_shard(shard: tuple) -> np.ndarray:

@@ -292,8 +292,8 @@ class Evaluator:
     Values are keyed by trec_eval's printed measure names. ``num_docs_in_coll`` is trec_eval's
     ``-N`` (only utility's 4th coefficient reads it); pytrec_eval has no such setting, so
     utility is then recomputed from its counts. ``compaction`` says how the qrels' grades were
-    made levels (:class:`Compaction`). pytrec_eval holds the GIL throughout, so one evaluator
-    serves every thread.
+    made levels (:class:`Compaction`). Not to be shared between threads: it replaces a
+    single-use pytrec_eval evaluator after each run (below); each shard builds its own.
 
     Level=gain pairs (ndcg.1=3,2=9) are usable once per pytrec_eval evaluator: trec_eval's
     get_param_pairs overwrites each '=' and ',' of the parameter text with NUL, and pytrec_eval
