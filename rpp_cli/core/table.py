@@ -258,13 +258,13 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
         held = _AGAIN.pop(path, None)
     chunks = [held] if held is not None else source_chunks(path, max_input_bytes())
     pending: list[bytes] = []
-    size, line0, rows, failed = 0, 0, 0, None
+    size, line0, rows, failed, want = 0, 0, 0, None, WINDOW_BYTES
     for final, chunk in _with_end(chunks):
         if failed is not None:
             continue
         pending.append(bytes(chunk))
         size += len(chunk)
-        if size < WINDOW_BYTES and not final:
+        if size < want and not final:
             continue
         buffer = b"".join(pending)
         pos = 0
@@ -283,6 +283,9 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
             failed = err
         pending = [buffer[pos:]]
         size = len(pending[0])
+        # a line longer than the window (no LF yet): scan again once the buffer has doubled,
+        # so a file without line ends costs linear, not quadratic, time
+        want = WINDOW_BYTES if size < WINDOW_BYTES else 2 * size
     if failed is not None:
         raise failed
     if rows == 0:

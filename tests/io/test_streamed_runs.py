@@ -181,3 +181,24 @@ def test_read_run_keeps_the_same_arrays_at_every_window(tmp_path, monkeypatch, w
     assert np.array_equal(run.score, [3.0, 2.0, 1.5, 1.0, 0.5, 0.75, 0.5, 0.25])
     assert [run.line(i) for i in range(len(run))] == [1, 2, 5, 6, 7, 8, 9, 10]
     assert run.untagged == 5
+
+
+def test_a_file_without_line_ends_is_scanned_a_logarithmic_number_of_times(tmp_path,
+                                                                           monkeypatch):
+    """A run saved with CR-only line ends is one long line: the reader looks for a line end
+    again only once its buffer has doubled (2 MiB arriving 4 KiB at a time through a 1 KiB
+    window: 512 chunks, about log2(2048) scans, not one scan per chunk), and the error is
+    the one the whole file gives."""
+    from rpp_cli.core import source
+
+    path = tmp_path / "cr.run"
+    path.write_bytes(b"1 Q0 d 1 2 t\r" * ((2 << 20) // 13))
+    monkeypatch.setattr(source, "CHUNK", 4096)
+    monkeypatch.setattr(table, "WINDOW_BYTES", 1024)
+    scans = []
+    real = table._cuts
+    monkeypatch.setattr(table, "_cuts", lambda buffer, final: (scans.append(len(buffer)),
+                                                               real(buffer, final))[1])
+    res = rpp("eval", "-m", "map", DEMO / "qrels", path)
+    assert res.code == 2 and ":1: " in res.err and "0x0d" in res.err, res.err
+    assert 0 < len(scans) <= 16, len(scans)
