@@ -335,7 +335,7 @@ static PyObject *gather(PyObject *self, PyObject *args) {
     const int32_t *lens = ln->buf;
     Py_ssize_t total = 0;
     for (Py_ssize_t r = 0; r < n; r++) {
-        if (starts[r] < 0 || lens[r] < 0 || starts[r] + lens[r] > data->len) {
+        if (starts[r] < 0 || lens[r] < 0 || starts[r] > data->len - lens[r]) {
             PyErr_SetString(PyExc_ValueError, "gather: a string out of the data");
             goto done;
         }
@@ -382,7 +382,7 @@ static PyObject *parse_floats(PyObject *self, PyObject *args) {
     for (Py_ssize_t r = 0; r < n; r++) {
         int64_t s = starts[r];
         int32_t len = lens[r];
-        if (s < 0 || len <= 0 || len >= (int32_t)sizeof local || s + len > size) { bad = r; break; }
+        if (s < 0 || len <= 0 || len >= (int32_t)sizeof local || s > size - len) { bad = r; break; }
         if (plain_decimal(p + s, len, &values[r])) continue;
         memcpy(local, p + s, (size_t)len);
         local[len] = '\0';
@@ -985,7 +985,7 @@ static int batch_fill(PyObject *args, Batch *b) {
     b->out = out->buf;
     b->repeat = rep ? rep->buf : NULL;
     for (Py_ssize_t i = 0; i < b->n; i++)
-        if (b->s[i] < 0 || b->l[i] < 0 || b->l[i] >= MAX_LEN || b->s[i] + b->l[i] > data->len) {
+        if (b->s[i] < 0 || b->l[i] < 0 || b->l[i] >= MAX_LEN || b->s[i] > data->len - b->l[i]) {
             PyErr_SetString(PyExc_ValueError, "StrMap: string outside the data or too long");
             return -1;
         }

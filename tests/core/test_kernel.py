@@ -404,3 +404,10 @@ def test_gather_refuses_a_string_out_of_the_data():
         _kernel.gather(b"abc", np.array([2], dtype=np.int64), np.array([2], dtype=np.int32), out)
     with pytest.raises(ValueError, match="not the size"):
         _kernel.gather(b"abc", np.array([0], dtype=np.int64), np.array([1], dtype=np.int32), out)
+    big = np.array([np.iinfo(np.int64).max], dtype=np.int64)  # start + length would overflow
+    with pytest.raises(ValueError, match="out of the data"):
+        _kernel.gather(b"abc", big, np.array([2], dtype=np.int32), out)
+    assert _kernel.parse_floats(b"1 2", big, np.array([2], dtype=np.int32), np.zeros(1)) == 0
+    with pytest.raises(ValueError):
+        _kernel.StrMap(1).intern(b"ab", big, np.array([2], dtype=np.int32), None,
+                                 np.zeros(1, dtype=np.int64))
