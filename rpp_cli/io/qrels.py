@@ -157,11 +157,12 @@ def read_subtopic_qrels(path: str, ndeval: bool = False) -> SubtopicQrels:
         number = natural_numbers(table.column(1), "subtopic", path, table.line)
     overall, code = judgments(table, grades)
     sub = table.column(1)
-    no_sub = np.zeros(len(table), dtype=bool)
-    for token in NO_SUBTOPIC:
-        no_sub |= _equals(sub, token)
     if ndeval:
         no_sub = number == 0  # 0, 00, ...: one value to ndeval
+    else:
+        no_sub = np.zeros(len(table), dtype=bool)
+        for token in NO_SUBTOPIC:
+            no_sub |= _equals(sub, token)
     if no_sub.all():
         raise InputError("no subtopics: every line's subtopic is 0 or Q0 (ad hoc qrels given "
                          "as subtopic qrels?)", path=path)

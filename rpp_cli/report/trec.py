@@ -6,7 +6,7 @@ from typing import TextIO
 
 import numpy as np
 
-from ..engine import Lazy, current, query_shards
+from ..engine import Inline, Lazy, Processes, current, query_shards
 from ..results import ALL, Results
 from .common import is_count, number
 
@@ -16,15 +16,19 @@ _CHUNK = 1 << 18  # rows formatted at once, at most (unless one query has more):
 def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True) -> None:
     """Write every row, per-query rows first, in the stable contract §7 order (``all`` rows
     only with ``summary``). Shards of queries are formatted by the command's engine (names
-    joined as object arrays, values formatted in bulk) and written in order."""
+    joined as object arrays, values formatted in bulk) and written in order: in the worker
+    processes of ``-j``, inline otherwise (threads or Dask would not pay)."""
     counts = results.key_counts()
     if not summary:
         counts = counts[:-1]
-    bounds = _shard_bounds(counts, current().workers)
+    engine = current()
+    if not isinstance(engine, Processes):  # formatting holds the GIL, and its text should not
+        engine = Inline()  # cross a network: only forked workers pay, else format here
+    bounds = _shard_bounds(counts, engine.workers)
     names = _names(results)
     fmt = functools.partial(_format, names=names, precision=precision)
     shards = Lazy(len(bounds) - 1, lambda i: results.part(int(bounds[i]), int(bounds[i + 1])))
-    for text in current().imap(fmt, shards):
+    for text in engine.imap(fmt, shards):
         out.write(text)
 
 
