@@ -14,7 +14,8 @@ from .report.common import Verdicts
 from .results import Results
 from .measures.trec import GEOMETRIC, NOT_PER_QUERY, TEXT_MEASURES
 from .report.escape import markdown
-from .stats import DEFAULT_SEED, pair_values, significance, smallest_p, testable
+from .stats import (DEFAULT_SEED, pair_values, query_counts, significance, smallest_p,
+                    testable)
 
 GATE_TESTS = ("randomization", "ttest")
 NO_PER_QUERY_VALUES = NOT_PER_QUERY | GEOMETRIC | TEXT_MEASURES  # (gm_map, runid, num_q ...)
@@ -109,8 +110,7 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
                         [name for name, _ in max_drops])
     names = testable(ctx, tested, notes)
     # the fewest queries a tested measure averages over (rpp's own: those with a relevant item)
-    n_queries = min((len(ctx.tensors[n] if pref else ctx.metrics[n]) for n, pref in names),
-                    default=len(coll.qids))
+    n_queries = min(query_counts(ctx, names), default=len(coll.qids))
     floor = smallest_p(test, n_queries, permutations)
     if floor >= alpha:
         why = (f"with {n_queries} queries and {permutations} permutations the smallest "

@@ -19,7 +19,7 @@ from . import __version__, engine
 from .errors import InputError, shown
 from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
-from .measures import DEFAULTS, PREFERENCE, REGISTRY, SUBTOPIC_DEFAULTS
+from .measures import DEFAULTS, PREFERENCE, REGISTRY
 from .metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
 from .progress import show_bars
 from .streams import guard_stderr
@@ -29,7 +29,7 @@ from .report.files import append_whole, check_writable
 from .report import write as write_report
 from .check import GATE_TESTS, machine_verdicts, markdown_summary, parse_max_drops, run_check
 from .errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED
-from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, compare_runs
+from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, compare_runs, query_counts
 from .io.runs import NAME_SOURCES
 from .ndeval import NDEVAL_EXIT_ERROR, NdevalOptions, run_ndeval
 from .parallel import default_jobs
@@ -78,7 +78,7 @@ def quiet_option(fn):
 
 def input_options(fn):
     """Options every evaluating command shares (relevance level, corpus size, duplicates,
-    threads, run names); the command receives them as one ``options: Options``."""
+    -j and --dask, run names, -M); the command receives them as one ``options: Options``."""
     @functools.wraps(fn)
     def command(*args, level, corpus_size, dedup, jobs, dask, names, names_from, max_docs,
                 **kwargs):
@@ -377,7 +377,7 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
                                        name if pref else f"{name}_diff", f"{name}_p",
                                        name in lower) for name, pref in tested]
         run_names, table = paper_report.cells(ctx.results, results, columns, alpha)
-        sizes = sorted({len(ctx.tensors[n] if pref else ctx.metrics[n]) for n, pref in tested})
+        sizes = sorted(set(query_counts(ctx, tested)))
         text = paper_report.caption(sizes or [len(ctx.collection.qids)], test, correction,
                                     alpha)
         render = paper_report.latex if fmt == "latex" else paper_report.markdown
@@ -541,7 +541,7 @@ class _ExitOneCommand(click.Command):
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as err:
-            err.exit_code = 1
+            err.exit_code = trec_eval_flow.EXIT_USAGE  # ndeval's usage errors exit 1 too
             raise
 
 

@@ -25,8 +25,10 @@ class Context:
     results: Results
     per_query: bool = False
     jobs: int = 1  # threads for per-run work
-    tensors: dict[str, np.ndarray] = field(default_factory=dict)  # preference: (Q, R, R)
-    metrics: dict[str, np.ndarray] = field(default_factory=dict)  # metric: (Q, R)
+    # preference: (E, R, R) over the evaluated queries (rpp's own measures, contract §6)
+    tensors: dict[str, np.ndarray] = field(default_factory=dict)
+    # metric: (Q, R) for trec_eval's and ir_measures' measures, (E, R) for rpp's own
+    metrics: dict[str, np.ndarray] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # for stderr
 
     def add_preference(self, name: str, per_query: np.ndarray) -> None:

@@ -253,3 +253,9 @@ def testable(ctx, measures, notes: list[str]) -> list[tuple[str, bool]]:
                 notes.append(f"{out}: no per-query values (an aggregate only), so not tested; "
                              "leave it out of -m")
     return names
+
+
+def query_counts(ctx, names: list[tuple[str, bool]]) -> list[int]:
+    """The number of queries each of :func:`testable`'s ``names`` averages over: the evaluated
+    ones for rpp's own measures, every qrels query for trec_eval's and ir_measures' (§6)."""
+    return [len(ctx.tensors[n] if pref else ctx.metrics[n]) for n, pref in names]

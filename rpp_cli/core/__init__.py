@@ -1,7 +1,8 @@
 """rpp's data core: bytes -> exact integer codes -> ranked rows, with a small compiled kernel.
 
-    read_bytes   a file, gzip or stdin, refused past table.MAX_INPUT_BYTES  (source.py)
+    read_bytes   a file, gzip or stdin, refused past max_input_bytes()     (source.py)
     split        one tokenizer for every format, columns of offsets        (table.py)
+    split_stream the same, a window of whole lines at a time (runs)         (table.py)
     Dictionary   exact (key, bytes) -> dense code, compared byte for byte  (here, _kernel.c)
     rank_rows    rows -> query asc, score desc, docno desc (bytes)         (here, _kernel.c)
     interleave   pairs of rankings -> offline-interleaving sums per query   (here, _kernel.c)

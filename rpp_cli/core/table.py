@@ -4,8 +4,9 @@ One tokenizer for every format rpp reads (trec_eval's rules): fields are separat
 spaces and tabs; a CR before LF and a UTF-8 BOM at the start are ignored; blank lines and lines
 whose first field starts with ``#`` are skipped; any other control byte is an error, and so are
 the characters :func:`unsafe_kind` names (C1 controls, line separators, bidi controls) and a
-field longer than :data:`MAX_TOKEN_BYTES`. Strings are never padded or copied per row: a
-column is two integer arrays, so memory is proportional to the file, not to its longest id.
+field longer than :data:`MAX_TOKEN_BYTES`. Strings are never padded: a column is two integer
+arrays over the bytes, so memory is proportional to the text, not to its longest id; a run's
+kept columns are copied once per window (:func:`split_stream`).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError, shown
+from ..errors import InputError
 from . import _kernel
 from .source import read_source, source_chunks
 
@@ -63,7 +64,7 @@ def max_input_bytes() -> int:
         return MAX_INPUT_BYTES
     if text.isascii() and text.isdigit() and len(text) < 20 and 1 <= int(text) < 1 << 63:
         return int(text)
-    raise InputError(f"{LIMIT_VARIABLE}={shown(text)!r}: expected a whole number of bytes from "
+    raise InputError(f"{LIMIT_VARIABLE}={text!r}: expected a whole number of bytes from "
                      f"1 to 2^63 - 1, digits only (e.g. 1000000000), or unset for the default "
                      f"{MAX_INPUT_BYTES}")
 

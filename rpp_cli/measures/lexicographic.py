@@ -85,8 +85,9 @@ def compute(ctx, measures: list[Measure]) -> None:
     coll = ctx.collection
     pops = relevant_population(coll.item_query, coll.relevant)
     positions = worst_case_positions(coll.ranks, pops, coll.corpus_size)
+    evaluated = coll.by_evaluated(pops)
     for m in measures:
-        per_query = lexicographic(positions, coll.by_evaluated(pops), len(coll.evaluated),
+        per_query = lexicographic(positions, evaluated, len(coll.evaluated),
                                   m.options["direction"],
                                   m.options["value"])
         ctx.add_preference(m.name, per_query)

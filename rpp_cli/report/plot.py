@@ -1,5 +1,6 @@
 """Pictures (PNG, matplotlib's Agg backend): the aggregate preference matrix as an annotated
-heatmap, a generic line plot (robustness curves) and the ECDF of ``rpp levels``.
+heatmap, ``rpp meta``'s panels (robustness, power, agreement, the paper's Fig. 2 ECDF of
+differences), and ``rpp levels``' figures (Fig. 4b for one query, the pooled ECDF otherwise).
 
 matplotlib is optional (``pip install 'rpp-cli[plot]'``): :func:`require` turns its absence
 into one line and exit status 2 before any work is done. Every name drawn (runs, measures)
