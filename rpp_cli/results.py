@@ -119,25 +119,37 @@ class Results:
             index=pandas.Index(self.runs, name="run"),
             columns=pandas.Index(measures, name="measure"))
 
+    def pair_measures(self) -> list[str]:
+        """Measures with rows for pairs of runs (the preference matrices), in order."""
+        m, _, _, o, _ = self.columns()
+        found = set(m[o >= 0].tolist())
+        return [name for i, name in enumerate(self.measures) if i in found]
+
+    def pair_grid(self, measure: str, q: int | None = -1) -> np.ndarray:
+        """(R, R) values of ``measure`` on query index ``q`` (-1: ``all``), ``[run, other]``;
+        NaN where there is no row (the diagonal, a query without values)."""
+        m, qs, r, o, v = self.columns()
+        keep = (m == self.measures.index(measure)) & (qs == q) & (o >= 0)
+        out = np.full((len(self.runs), len(self.runs)), np.nan)
+        out[r[keep], o[keep]] = v[keep]
+        return out
+
     def matrix(self, measure: str | None = None, qid: str = ALL):
         """A pair measure (default: the first, e.g. ``rpp``) as a runs x runs DataFrame:
         row a, column b holds its value for (a, b), RPP(a, b) > 0 when a is preferred; the
         diagonal is NaN (no pair)."""
         pandas = _pandas("matrix")
-        m, q, r, o, v = self.columns()
-        pairs = [name for i, name in enumerate(self.measures) if ((m == i) & (o >= 0)).any()]
+        pairs = self.pair_measures()
         if measure is None and pairs:
             measure = pairs[0]
         if measure not in pairs:
             raise KeyError(f"no pair measure {measure!r} in these results (pair measures: "
                            f"{', '.join(pairs) or 'none'})")
         qi = -1 if qid == ALL else self.qids.index(qid) if qid in self.qids else None
-        take = (m == self.measures.index(measure)) & (q == qi) & (o >= 0)
-        if not take.any():
+        grid = self.pair_grid(measure, qi)
+        if np.isnan(grid).all():
             raise KeyError(f"no {measure} values for query {qid!r} in these results "
                            "(per-query values need per_query=True)")
-        grid = np.full((len(self.runs), len(self.runs)), np.nan)
-        grid[r[take], o[take]] = v[take]
         index = pandas.Index(self.runs, name="run")
         return pandas.DataFrame(grid, index=index, columns=pandas.Index(self.runs, name="other"))
 

@@ -69,22 +69,6 @@ def _save(fig, path: str) -> None:
         plt.close(fig)
 
 
-def pair_measures(results: Results) -> list[str]:
-    """Measures with ``all`` rows for pairs of runs (the preference matrices), in order."""
-    m, q, _, o, _ = results.columns()
-    found = set(m[(q < 0) & (o >= 0)].tolist())
-    return [name for i, name in enumerate(results.measures) if i in found]
-
-
-def aggregate_matrix(results: Results, measure: str) -> np.ndarray:
-    """(R, R) ``all`` values of ``measure``, ``[run, other]``; NaN where there is no row."""
-    m, q, r, o, v = results.columns()
-    keep = (m == results.measures.index(measure)) & (q < 0) & (o >= 0)
-    out = np.full((len(results.runs), len(results.runs)), np.nan)
-    out[r[keep], o[keep]] = v[keep]
-    return out
-
-
 def win_rates(matrix: np.ndarray) -> np.ndarray:
     """Row means over the other runs: the win rates (contract §5) of an aggregate matrix."""
     return np.nanmean(np.where(np.eye(len(matrix), dtype=bool), np.nan, matrix), axis=1)
@@ -102,14 +86,14 @@ MAX_HEATMAP_RUNS = 40  # more would make a figure nobody can read, and a slow on
 def preference_heatmap(results: Results, path: str, measure: str | None = None) -> None:
     """Annotated heatmap of the aggregate matrix of ``measure`` (default: the first preference
     measure), runs ordered by win rate on both axes, written to ``path``."""
-    choices = pair_measures(results)
+    choices = results.pair_measures()
     if not choices:
         raise InputError("--plot needs a preference measure (e.g. -m rpp) and two or more runs")
     measure = measure or choices[0]
     if measure not in choices:
         raise InputError(f"--plot-measure {measure}: not a preference measure of this "
                          f"evaluation (choose from {', '.join(choices)})")
-    matrix = aggregate_matrix(results, measure)
+    matrix = results.pair_grid(measure)
     title = plot_label(measure)
     win_all = win_rates(matrix)
     order = win_order(matrix, results.runs)

@@ -57,8 +57,8 @@ def test_runs_are_ordered_by_win_rate_ties_by_name():
 def test_win_order_of_the_demo_matches_the_printed_win_rates():
     ctx = run_eval(str(DEMO / "qrels"), [str(p) for p in RUNS], ["rpp"], Options(), False, [])
     res = ctx.results
-    assert plot.pair_measures(res) == ["rpp"]
-    matrix = plot.aggregate_matrix(res, "rpp")
+    assert res.pair_measures() == ["rpp"]
+    matrix = res.pair_grid("rpp")
     assert np.isnan(np.diag(matrix)).all()
     wins = {run: res.value("rpp_win", "all", run) for run in res.runs}
     np.testing.assert_allclose(plot.win_rates(matrix), [wins[r] for r in res.runs])
