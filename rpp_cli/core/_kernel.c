@@ -791,6 +791,7 @@ typedef struct {
     int64_t count;
     unsigned char *arena;
     int64_t arena_len, arena_cap;
+    pthread_mutex_t lock;  /* held by the intern working on this key */
 } Table;
 
 typedef struct {
@@ -802,7 +803,7 @@ typedef struct {
     Table *tables;      /* one per key 0..n_keys-1 */
     int64_t n_keys;
     int frozen;
-    pthread_mutex_t lock;
+    pthread_mutex_t lock;  /* the entries (key, off, len, n, cap) and frozen */
 } StrMap;
 
 static int grow_entries(StrMap *m) {
@@ -854,14 +855,12 @@ static inline Slot *find(const Table *t, uint32_t h, const unsigned char *p, int
     }
 }
 
-/* Insert (key, bytes) if absent; its code, -1 when out of memory, -2 for a bad key, -3 when
- * a key's strings outgrow 4 GiB. With batch >= 0, *repeat tells whether this batch met the
- * entry before. */
-static int64_t intern_one(StrMap *m, int64_t key, const unsigned char *p, int32_t n,
-                          int64_t batch, uint8_t *repeat) {
-    if (key < 0 || key >= m->n_keys) return -2;
-    Table *t = &m->tables[key];
-    uint32_t h = (uint32_t)hash_of(key, p, n);
+/* Insert (key, bytes), hash h, into t (the key's table, whose lock the caller holds) if
+ * absent; its code, -1 when out of memory, -3 when a key's strings outgrow 4 GiB. With
+ * batch >= 0, *repeat tells whether this batch met the entry before. A new entry takes the
+ * map's lock only to be numbered, so threads on different keys work side by side. */
+static int64_t intern_one(StrMap *m, Table *t, int64_t key, const unsigned char *p, int32_t n,
+                          uint32_t h, int64_t batch, uint8_t *repeat) {
     int64_t at;
     Slot *s = find(t, h, p, n, &at);
     if (s) {
@@ -870,7 +869,6 @@ static int64_t intern_one(StrMap *m, int64_t key, const unsigned char *p, int32_
         return s->entry;
     }
     *repeat = 0;
-    if (m->n >= m->cap && grow_entries(m) < 0) return -1;
     if (t->arena_len + n > t->arena_cap) {
         int64_t cap = t->arena_cap ? t->arena_cap : 256;
         while (cap < t->arena_len + n) cap *= 2;
@@ -884,11 +882,17 @@ static int64_t intern_one(StrMap *m, int64_t key, const unsigned char *p, int32_
         if (grow_table(t) < 0) return -1;
         find(t, h, p, n, &at);
     }
+    pthread_mutex_lock(&m->lock);
+    if (m->n >= m->cap && grow_entries(m) < 0) {
+        pthread_mutex_unlock(&m->lock);
+        return -1;
+    }
     int64_t e = m->n++;
-    memcpy(t->arena + t->arena_len, p, (size_t)n);
     m->key[e] = key;
     m->off[e] = (uint32_t)t->arena_len;
     m->len[e] = n;
+    pthread_mutex_unlock(&m->lock);
+    memcpy(t->arena + t->arena_len, p, (size_t)n);
     s = &t->slots[at];
     *s = (Slot){h, n, (uint32_t)t->arena_len, (int32_t)batch, e};
     t->arena_len += n;
@@ -910,6 +914,7 @@ static PyObject *StrMap_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     m->tables = calloc((size_t)n_keys, sizeof *m->tables);
     if (!m->tables) { Py_DECREF(m); return PyErr_NoMemory(); }
     m->n_keys = n_keys;
+    for (Py_ssize_t k = 0; k < n_keys; k++) pthread_mutex_init(&m->tables[k].lock, NULL);
     return (PyObject *)m;
 }
 
@@ -917,6 +922,7 @@ static void StrMap_dealloc(StrMap *m) {
     for (int64_t k = 0; m->tables && k < m->n_keys; k++) {
         free(m->tables[k].slots);
         free(m->tables[k].arena);
+        pthread_mutex_destroy(&m->tables[k].lock);
     }
     free(m->tables);
     free(m->off); free(m->len); free(m->key);
@@ -992,6 +998,13 @@ static int batch_fill(PyObject *args, Batch *b) {
     return 0;
 }
 
+/* How far ahead intern hashes a row and prefetches its slot (twice as far, the row's bytes;
+ * half as far, the bytes its slot points to): a row's probe is mostly a cache miss, and the
+ * misses of rows ahead overlap. */
+enum { AHEAD = 8, RING = 16 };
+
+/* intern: rows are taken key by key under that key's table lock (rows come grouped by query),
+ * so several threads intern side by side, each in its own key's table. */
 static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
     Batch b;
     if (batch_get(m, 0, args, &b) < 0) return NULL;
@@ -1000,21 +1013,47 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
     const int32_t *l = b.l;
     int64_t *out = b.out;
     uint8_t scratch, *repeat = b.repeat;
-    int64_t status = 0;
+    int64_t status = 0, ring_row[RING];
+    uint32_t ring_h[RING];
+    for (int r = 0; r < RING; r++) ring_row[r] = -1;
     Py_BEGIN_ALLOW_THREADS
-    pthread_mutex_lock(&m->lock);
+    Table *held = NULL;
     for (Py_ssize_t i = 0; i < b.n && status >= 0; i++) {
         int64_t key = k ? k[i] : 0;
-        if (i > 0 && l[i] == l[i - 1] && (!k || key == k[i - 1]) && status >= 0
+        if (key < 0 || key >= m->n_keys) {
+            status = -2;
+            break;
+        }
+        Table *t = &m->tables[key];
+        if (t != held) {
+            if (held) pthread_mutex_unlock(&held->lock);
+            pthread_mutex_lock(&t->lock);
+            held = t;
+        }
+        Py_ssize_t j = i + AHEAD, half = i + AHEAD / 2;
+        if (j + AHEAD < b.n) __builtin_prefetch(p + s[j + AHEAD]);  /* the bytes to hash */
+        if (j < b.n && (!k || k[j] == key)) {  /* the same table: its lock is held */
+            ring_row[j % RING] = j;
+            ring_h[j % RING] = (uint32_t)hash_of(key, p + s[j], l[j]);
+            if (t->slots) __builtin_prefetch(&t->slots[ring_h[j % RING] & t->mask]);
+        }
+        if (half < b.n && ring_row[half % RING] == half && t->slots) {
+            const Slot *ahead = &t->slots[ring_h[half % RING] & t->mask];
+            if (ahead->entry >= 0) __builtin_prefetch(t->arena + ahead->off);
+        }
+        if (i > 0 && l[i] == l[i - 1] && (!k || key == k[i - 1])
             && memcmp(p + s[i], p + s[i - 1], (size_t)l[i]) == 0) {
             out[i] = out[i - 1];  /* the same as the row before (a qid column, mostly) */
             if (repeat) repeat[i] = 1;
             continue;
         }
-        out[i] = intern_one(m, key, p + s[i], l[i], b.batch, repeat ? repeat + i : &scratch);
+        uint32_t h = ring_row[i % RING] == i ? ring_h[i % RING]
+                                             : (uint32_t)hash_of(key, p + s[i], l[i]);
+        out[i] = intern_one(m, t, key, p + s[i], l[i], h, b.batch,
+                            repeat ? repeat + i : &scratch);
         status = out[i];
     }
-    pthread_mutex_unlock(&m->lock);
+    if (held) pthread_mutex_unlock(&held->lock);
     Py_END_ALLOW_THREADS
     release(&b.vs);
     if (status == -2) {

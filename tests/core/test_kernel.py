@@ -3,7 +3,9 @@ the tokenizer, number parsing, ranking and the exact dictionary."""
 from __future__ import annotations
 
 import math
+import random
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -12,6 +14,8 @@ from hypothesis import strategies as st
 
 from rpp_cli.core import Dictionary, _kernel, column_of, interleave, rank_rows
 from rpp_cli.core.table import unsafe_kind
+
+from ..realistic import DOCNO_STYLES, _docnos
 
 # -- split ---------------------------------------------------------------------------------
 
@@ -226,6 +230,45 @@ def test_dictionary_is_exact(rows):
     assert d.find(col, keys).tolist() == codes.tolist()
     with pytest.raises(RuntimeError):
         d.add(col, keys)
+
+
+def test_dictionary_is_exact_when_threads_intern_at_once():
+    """Runs read by a pool of threads intern side by side, each key under its own lock: every
+    (key, docno) gets one code whichever thread met it first, the codes are dense, and each
+    batch's repeat mask marks exactly the rows an earlier row of that batch had."""
+    rng = random.Random(18)
+    n_keys, n_threads = 40, 6
+    styles = [fn for fn in DOCNO_STYLES.values() if fn is not None]
+    pools = [_docnos(rng, styles, 300) for _ in range(n_keys)]  # shared docnos across keys
+    batches = []
+    for _ in range(n_threads):  # rows grouped by key, as ranked rows are, with repeats
+        rows = [(k, rng.choice(pools[k]).encode()) for k in range(n_keys) for _ in range(400)]
+        batches.append(rows)
+    d = Dictionary(n_keys)
+    results: list = [None] * n_threads
+    start = threading.Barrier(n_threads)
+
+    def work(t: int) -> None:
+        rows = batches[t]
+        start.wait()
+        results[t] = d.add_batch(column_of([b for _, b in rows]),
+                                 np.array([k for k, _ in rows], dtype=np.int64), t)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    code_of: dict = {}
+    for rows, (codes, repeat) in zip(batches, results):
+        seen: set = set()
+        for row, code, again in zip(rows, codes.tolist(), repeat.tolist()):
+            assert code_of.setdefault(row, code) == code
+            assert again == (row in seen)
+            seen.add(row)
+    assert sorted(code_of.values()) == list(range(len(d)))
+    assert d.strings(np.array(list(code_of.values()))) == [b for _, b in code_of]
+    assert d.keys()[list(code_of.values())].tolist() == [k for k, _ in code_of]
 
 
 def test_dictionary_joins_ids_of_any_length():
