@@ -1030,6 +1030,12 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
             pthread_mutex_lock(&t->lock);
             held = t;
         }
+        if (i > 0 && l[i] == l[i - 1] && (!k || key == k[i - 1])
+            && memcmp(p + s[i], p + s[i - 1], (size_t)l[i]) == 0) {
+            out[i] = out[i - 1];  /* the same as the row before (a qid column, mostly) */
+            if (repeat) repeat[i] = 1;
+            continue;
+        }
         Py_ssize_t j = i + AHEAD, half = i + AHEAD / 2;
         if (j + AHEAD < b.n) __builtin_prefetch(p + s[j + AHEAD]);  /* the bytes to hash */
         if (j < b.n && (!k || k[j] == key)) {  /* the same table: its lock is held */
@@ -1040,12 +1046,6 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
         if (half < b.n && ring_row[half % RING] == half && t->slots) {
             const Slot *ahead = &t->slots[ring_h[half % RING] & t->mask];
             if (ahead->entry >= 0) __builtin_prefetch(t->arena + ahead->off);
-        }
-        if (i > 0 && l[i] == l[i - 1] && (!k || key == k[i - 1])
-            && memcmp(p + s[i], p + s[i - 1], (size_t)l[i]) == 0) {
-            out[i] = out[i - 1];  /* the same as the row before (a qid column, mostly) */
-            if (repeat) repeat[i] = 1;
-            continue;
         }
         uint32_t h = ring_row[i % RING] == i ? ring_h[i % RING]
                                              : (uint32_t)hash_of(key, p + s[i], l[i]);
