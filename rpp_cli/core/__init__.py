@@ -6,6 +6,7 @@
     Dictionary   exact (key, bytes) -> dense code, compared byte for byte  (here, _kernel.c)
     rank_rows    rows -> query asc, score desc, docno desc (bytes)         (here, _kernel.c)
     interleave   pairs of rankings -> offline-interleaving sums per query   (here, _kernel.c)
+    format_rows  coded rows -> the report's lines (fixed decimals, "C" locale) (_kernel.c)
 
 Identity of ids is decided by comparing bytes; hashes only find candidates. The kernel
 releases the GIL, so runs can be read and joined by a pool of threads.
@@ -15,12 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernel
-from ._kernel import nested_dicts
+from ._kernel import format_rows, nested_dicts
 from .table import Column, Table, column_of, line_at, read_bytes, split
 
 __all__ = ["INTERLEAVINGS", "Column", "Dictionary", "Table", "column_of", "first_seen",
-           "group_positions", "interleave", "line_at", "nested_dicts", "rank_rows", "read_bytes",
-           "split"]
+           "format_rows", "group_positions", "interleave", "line_at", "nested_dicts", "rank_rows",
+           "read_bytes", "split"]
 
 
 class Dictionary:

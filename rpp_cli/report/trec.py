@@ -6,9 +6,10 @@ from typing import TextIO
 
 import numpy as np
 
+from ..core import format_rows
 from ..engine import Inline, Lazy, Processes, current, query_shards
 from ..results import ALL, Results
-from .common import is_count, number
+from .common import is_count
 
 _CHUNK = 1 << 18  # rows formatted at once, at most (unless one query has more): bounded memory
 
@@ -16,7 +17,7 @@ _CHUNK = 1 << 18  # rows formatted at once, at most (unless one query has more):
 def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True) -> None:
     """Write every row, per-query rows first, in the stable contract §7 order (``all`` rows
     only with ``summary``). Shards of queries are formatted by the command's engine (names
-    joined as object arrays, values formatted in bulk) and written in order: in the worker
+    formatted by the kernel) and written in order: in the worker
     processes of ``-j``, inline otherwise (threads or Dask would not pay)."""
     counts = results.key_counts()
     if not summary:
@@ -29,7 +30,7 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     fmt = functools.partial(_format, names=names, precision=precision)
     shards = Lazy(len(bounds) - 1, lambda i: results.part(int(bounds[i]), int(bounds[i + 1])))
     for text in engine.imap(fmt, shards):
-        out.write(text)
+        out.write(text.decode("utf-8", "surrogateescape"))
 
 
 def _shard_bounds(counts: np.ndarray, workers: int) -> np.ndarray:
@@ -42,27 +43,30 @@ def _shard_bounds(counts: np.ndarray, workers: int) -> np.ndarray:
                                      [len(counts)])))
 
 
-def _names(results: Results) -> tuple[np.ndarray, ...]:
-    """The text of every measure, qid, run and other run code, with its tab; which measures
-    are counts."""
-    return (np.array([f"{name:<22}\t" for name in results.measures], dtype=object),
-            np.array([f"{qid}\t" for qid in results.qids + [ALL]], dtype=object),
-            np.array([f"{run}\t" for run in results.runs], dtype=object),
-            np.array([f"{run}\t" for run in results.runs] + [""], dtype=object),
-            np.array([is_count(name) for name in results.measures], dtype=bool))
+def _names(results: Results) -> tuple[bytes, np.ndarray, np.ndarray, np.ndarray]:
+    """Every measure, qid (``all`` last), run and other run (none last) with its tab, as one
+    table of bytes (ids as read: surrogateescape), its offsets, which names are count
+    measures, and where each of the four groups starts in the table."""
+    groups = ([f"{name:<22}\t" for name in results.measures],
+              [f"{qid}\t" for qid in results.qids + [ALL]],
+              [f"{run}\t" for run in results.runs],
+              [f"{run}\t" for run in results.runs] + [""])
+    texts = [t.encode("utf-8", "surrogateescape") for group in groups for t in group]
+    lens = np.array([len(t) for t in texts], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(lens)))
+    count = np.zeros(len(texts), dtype=np.uint8)
+    count[:len(results.measures)] = [is_count(name) for name in results.measures]
+    return b"".join(texts), offsets, count, np.cumsum([0] + [len(g) for g in groups[:-1]])
 
 
-def _format(columns: tuple[np.ndarray, ...], names: tuple[np.ndarray, ...],
-            precision: int) -> str:
-    """The lines of rows ``columns`` (m, q, r, o, value codes, in output order)."""
+def _format(columns: tuple[np.ndarray, ...], names: tuple, precision: int) -> bytes:
+    """The lines of rows ``columns`` (m, q, r, o, value codes, in output order; q and o -1
+    for ``all`` and none), as the kernel prints them."""
     m, q, r, o, v = columns
-    measures, qids, runs, others, count = names
-    q = np.where(q < 0, len(qids) - 1, q)
-    fmt = f"{{:.{precision}f}}\n".format
-    zero, negative_zero = fmt(0.0), "-" + fmt(0.0)
-    prefix = measures[m] + qids[q] + runs[r] + others[o]
-    values = np.array(list(map(fmt, v.tolist())), dtype=object)
-    values[values == negative_zero] = zero  # as common.number: no negative zero
-    counted = np.flatnonzero(count[m])
-    values[counted] = [number(x, precision, True) + "\n" for x in v[counted].tolist()]
-    return "".join((prefix + values).tolist())
+    table, offsets, count, first = names
+    last_q, last_o = first[2] - 1, len(count) - 1
+    index = [m + first[0], np.where(q < 0, last_q, q + first[1]), r + first[2],
+             np.where(o < 0, last_o, o + first[3])]
+    return format_rows(*(np.ascontiguousarray(x, dtype=np.int64) for x in index),
+                       np.ascontiguousarray(v, dtype=np.float64), table, offsets, count,
+                       precision)

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rpp_cli.report import FORMATS, MACHINE_FORMATS, write
+from rpp_cli.report.common import is_count, number
 from rpp_cli.results import Results
 
 from ..conftest import DEMO, rpp
@@ -279,3 +280,50 @@ def test_every_format_round_trips_any_names_and_values(runs, data):
 def test_unknown_format_is_a_usage_error():
     res = rpp("eval", "--format", "xml", DEMO / "qrels", *RUNS)
     assert res.code == 2 and "'xml' is not one of" in res.err and res.out == ""
+
+
+def literal_trec(results: Results, precision: int) -> str:
+    """contract §7's trec lines, written from the definition: common.number per value."""
+    lines = []
+    for measure, qid, run, other, value in results.rows():
+        fields = [f"{measure:<22}", qid, run] + ([] if other is None else [other])
+        lines.append("\t".join(fields) + "\t" + number(value, precision, is_count(measure)))
+    return "".join(line + "\n" for line in lines)
+
+
+VALUES = st.one_of(st.floats(), st.floats(-1e4, 1e4), st.sampled_from(
+    [0.125, 0.375, -0.125, 2.5, 0.5, -0.5, 0.00005, -0.00005, -1e-300, -0.0, 5e-324,
+     1.7976931348623157e308, -math.inf, math.nan, -math.nan, 123456789.98765, 1e22, -3.0]))
+IDS = st.binary(min_size=1, max_size=12).map(lambda b: b.decode("utf-8", "surrogateescape"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(precision=st.integers(0, 17), data=st.data())
+def test_trec_lines_are_the_literal_definition(precision, data):
+    """The kernel's lines (format_rows) against common.number row by row: any float (NaN of
+    either sign, infinities, subnormals, halfway cases, 1e308), count measures as integers,
+    no negative zero, and ids of any bytes (written back as read)."""
+    qids = data.draw(st.lists(IDS, min_size=1, max_size=3, unique=True))
+    runs = data.draw(st.lists(IDS, min_size=2, max_size=3, unique=True))
+    res = Results(qids, runs)
+    for measure in data.draw(st.lists(st.sampled_from(["map", "num_ret", "rpp", "P_10"]),
+                                      min_size=1, unique=True)):
+        q = data.draw(st.integers(-1, len(qids) - 1))
+        n = len(runs)
+        values = np.array(data.draw(st.lists(VALUES, min_size=n, max_size=n)))
+        if measure == "rpp":
+            res.add(measure, q, np.arange(n), values, (np.arange(n) + 1) % n)
+        else:
+            res.add(measure, q, np.arange(n), values)
+    assert render(res, "trec", precision) == literal_trec(res, precision)
+
+
+def test_trec_values_by_hand():
+    """Halfway cases round to even as Python's and C's exact printing do; -0.00001 prints
+    0.0000; a count prints its integer part; NaN of either sign prints nan."""
+    res = Results(["q"], ["a", "b"])
+    res.add("m", 0, np.arange(2), np.array([0.125, 0.375]))
+    res.add("num_ret", 0, np.arange(2), np.array([7.0, -0.0]))
+    res.add("x", 0, np.arange(2), np.array([-0.00001, -math.nan]))
+    lines = [line.split("\t")[-1] for line in render(res, "trec", 2).splitlines()]
+    assert lines == ["0.12", "0.38", "7", "0", "0.00", "nan"]
