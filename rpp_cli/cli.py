@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 
 import click
 
-from . import __version__, engine
+from . import __version__, allocator, engine
 from .errors import InputError, shown
 from .aggregate import ORDERINGS, add_orderings
 from .evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
@@ -678,6 +678,7 @@ def main() -> None:
     stderr is a courtesy: when it is closed or fails, notes are dropped and nothing else changes.
     """
     signal.signal(signal.SIGINT, _interrupt)
+    allocator.tune()
     guard_stderr()  # stderr closed or failing: notes are lost, results and status are not
     if sys.stdout is None:  # started with stdout closed (>&-)
         _cannot_write("standard output is closed")
