@@ -209,9 +209,10 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     item_of_doc[item_doc] = np.arange(len(item_doc))
 
     judged = Judged(qids, judged_query, judged_grade)
+    readers = threads_for(run_paths, jobs)
     loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, docs, dedup,
-                                          qrels.path, max_docs),
-                      len(run_paths), threads_for(run_paths, jobs), label="reading runs")
+                                          qrels.path, max_docs, max(1, jobs // readers)),
+                      len(run_paths), readers, label="reading runs")
     run_names = name_runs(loaded, names, names_from)
     ranks = np.zeros((len(loaded), len(item_doc)), dtype=np.int64)
     for r, (run, name) in enumerate(zip(loaded, run_names)):
@@ -304,10 +305,10 @@ class LoadedRun:
 
 
 def _load_run(r: int, path: str, qpos: dict[str, int], docs: Dictionary, dedup: bool,
-               qrels_path: str, max_docs: int | None) -> LoadedRun:
+               qrels_path: str, max_docs: int | None, threads: int = 1) -> LoadedRun:
     """Read one run and join it: rows of the qrels' queries, duplicates resolved, ranked, cut
     to ``max_docs`` per query, each (query, docno) coded in ``docs`` (shared by all runs; safe
-    from several threads)."""
+    from several threads) by ``threads`` threads (the cores that reading leaves idle)."""
     run = read_run(path)
     texts = [to_text(q) for q in run.qid_values]
     unjudged = sum(q not in qpos for q in texts)  # qpos: every query of the qrels
@@ -323,7 +324,7 @@ def _load_run(r: int, path: str, qpos: dict[str, int], docs: Dictionary, dedup: 
     docno, query, score = docno.take(order), query[order], score[order]
     path, tag, line_of = run.path, run.tag, _docno_lines(run)
     del run, qidx, keep, rows, order  # the file's fields: only the docnos stay
-    code, repeat = docs.add_batch(docno, query, r)
+    code, repeat = docs.add_batch(docno, query, r, threads)
     notes: list[str] = []
     if repeat.any():
         _resolve_duplicates(path, docno, line_of, list(qpos), query, code, repeat, dedup,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernel
+from ..parallel import map_runs
 from ._kernel import format_rows, nested_dicts
 from .table import Column, Table, column_of, line_at, read_bytes, split
 
@@ -41,13 +42,22 @@ class Dictionary:
         self._map.intern(col.data, col.starts, col.lens, _keys(keys), out)
         return out
 
-    def add_batch(self, col: Column, keys: np.ndarray, batch: int
+    def add_batch(self, col: Column, keys: np.ndarray, batch: int, threads: int = 1
                   ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`add`, plus a mask of the rows whose code an earlier row of this call had
-        (``batch``: a number no other call on this dictionary uses)."""
+        (``batch``: a number no other call on this dictionary uses). With ``threads`` > 1 and
+        ``keys`` ascending, the rows are cut where the key changes into parts coded side by
+        side (the kernel locks each key's table), so a repeat still meets its first row."""
         out = np.empty(len(col), dtype=np.int64)
         repeat = np.empty(len(col), dtype=np.uint8)
-        self._map.intern(col.data, col.starts, col.lens, _keys(keys), out, repeat, batch)
+        keys = _keys(keys)
+        cuts = _key_cuts(keys, threads if len(col) >= PARALLEL_ROWS else 1)
+
+        def part(k: int) -> None:
+            lo, hi = cuts[k], cuts[k + 1]
+            self._map.intern(col.data, col.starts[lo:hi], col.lens[lo:hi], keys[lo:hi],
+                             out[lo:hi], repeat[lo:hi], batch)
+        map_runs(part, len(cuts) - 1, len(cuts) - 1)
         return out, repeat.view(bool)
 
     def find(self, col: Column, keys: np.ndarray | None = None) -> np.ndarray:
@@ -72,6 +82,21 @@ class Dictionary:
 
 def _keys(keys: np.ndarray | None) -> np.ndarray | None:
     return None if keys is None else np.ascontiguousarray(keys, dtype=np.int64)
+
+
+# Rows below which one call is not cut into parts for threads (a thread costs ~0.1 ms).
+PARALLEL_ROWS = 1 << 17
+
+
+def _key_cuts(keys: np.ndarray, parts: int) -> list[int]:
+    """Row bounds of up to ``parts`` parts of about equal size, cut only where an ascending
+    ``keys`` changes (one part when the keys do not ascend)."""
+    n = len(keys)
+    if parts < 2 or n == 0 or (np.diff(keys) < 0).any():
+        return [0, n]
+    aim = np.arange(1, parts) * n // parts
+    cuts = np.searchsorted(keys, keys[aim], side="left")  # the first row of that key
+    return sorted({0, n, *cuts.tolist()})
 
 
 def first_seen(codes: np.ndarray) -> np.ndarray:

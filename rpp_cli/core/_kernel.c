@@ -907,29 +907,56 @@ typedef struct {
     pthread_mutex_t lock;  /* held by the intern working on this key */
 } Table;
 
+/* An entry: its key (its table), and where its bytes are in that table's arena. */
+typedef struct {
+    int64_t key;
+    uint32_t off;
+    int32_t len;
+} Entry;
+
+/* Entries live in chunks that never move: chunk c holds 2^c * CHUNK0 codes from
+ * CHUNK0 * (2^c - 1) on. A new entry's code comes from one atomic add, so threads interning
+ * side by side never wait for each other but to add a chunk. */
+enum { CHUNK0 = 1024, MAX_CHUNKS = 48 };
+
 typedef struct {
     PyObject_HEAD
-    int64_t *key;       /* per entry: key (its table) */
-    uint32_t *off;      /* per entry: offset in its table's arena */
-    int32_t *len;       /* per entry: length */
-    int64_t n, cap;     /* entries, their capacity */
+    Entry *chunks[MAX_CHUNKS];
+    int64_t n;          /* entries (an atomic counter while interns run) */
     Table *tables;      /* one per key 0..n_keys-1 */
     int64_t n_keys;
     int frozen;
-    pthread_mutex_t lock;  /* the entries (key, off, len, n, cap) and frozen */
+    pthread_mutex_t lock;  /* adding a chunk; frozen */
 } StrMap;
 
-static int grow_entries(StrMap *m) {
-    int64_t cap = m->cap ? 2 * m->cap : 1024;
-    int64_t *key = realloc(m->key, (size_t)cap * sizeof *key);
-    if (key) m->key = key;
-    uint32_t *off = realloc(m->off, (size_t)cap * sizeof *off);
-    if (off) m->off = off;
-    int32_t *len = realloc(m->len, (size_t)cap * sizeof *len);
-    if (len) m->len = len;
-    if (!key || !off || !len) return -1;
-    m->cap = cap;
-    return 0;
+/* The chunk of code e, and e's index in it. */
+static inline int chunk_of(int64_t e, int64_t *index) {
+    int c = 63 - __builtin_clzll((uint64_t)(e / CHUNK0 + 1));
+    *index = e - CHUNK0 * (((int64_t)1 << c) - 1);
+    return c;
+}
+
+/* Entry e, one that exists. */
+static inline Entry *entry(const StrMap *m, int64_t e) {
+    int64_t i;
+    int c = chunk_of(e, &i);
+    return &m->chunks[c][i];
+}
+
+/* The place of new code e, its chunk added if it is not there yet; NULL when out of memory. */
+static Entry *new_entry(StrMap *m, int64_t e) {
+    int64_t i;
+    int c = chunk_of(e, &i);
+    if (c >= MAX_CHUNKS) return NULL;
+    Entry *chunk = __atomic_load_n(&m->chunks[c], __ATOMIC_ACQUIRE);
+    if (!chunk) {
+        pthread_mutex_lock(&m->lock);
+        chunk = m->chunks[c];
+        if (!chunk && (chunk = malloc(sizeof(Entry) * ((size_t)CHUNK0 << c))))
+            __atomic_store_n(&m->chunks[c], chunk, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&m->lock);
+    }
+    return chunk ? &chunk[i] : NULL;
 }
 
 static int grow_table(Table *t) {
@@ -970,8 +997,7 @@ static inline Slot *find(const Table *t, uint32_t h, const unsigned char *p, int
 
 /* Insert (key, bytes), hash h, into t (the key's table, whose lock the caller holds) if
  * absent; its code, -1 when out of memory, -3 when a key's strings outgrow 4 GiB. With
- * batch >= 0, *repeat tells whether this batch met the entry before. A new entry takes the
- * map's lock only to be numbered, so threads on different keys work side by side. */
+ * batch >= 0, *repeat tells whether this batch met the entry before. */
 static int64_t intern_one(StrMap *m, Table *t, int64_t key, const unsigned char *p, int32_t n,
                           uint32_t h, int64_t batch, uint8_t *repeat) {
     int64_t at;
@@ -995,16 +1021,10 @@ static int64_t intern_one(StrMap *m, Table *t, int64_t key, const unsigned char 
         if (grow_table(t) < 0) return -1;
         find(t, h, p, n, &at);
     }
-    pthread_mutex_lock(&m->lock);
-    if (m->n >= m->cap && grow_entries(m) < 0) {
-        pthread_mutex_unlock(&m->lock);
-        return -1;
-    }
-    int64_t e = m->n++;
-    m->key[e] = key;
-    m->off[e] = (uint32_t)t->arena_len;
-    m->len[e] = n;
-    pthread_mutex_unlock(&m->lock);
+    int64_t e = __atomic_fetch_add(&m->n, 1, __ATOMIC_RELAXED);
+    Entry *place = new_entry(m, e);
+    if (!place) return -1;
+    *place = (Entry){key, (uint32_t)t->arena_len, n};
     memcpy(t->arena + t->arena_len, p, (size_t)n);
     s = &t->slots[at];
     *s = (Slot){h, n, (uint32_t)t->arena_len, (int32_t)batch, e};
@@ -1038,7 +1058,7 @@ static void StrMap_dealloc(StrMap *m) {
         pthread_mutex_destroy(&m->tables[k].lock);
     }
     free(m->tables);
-    free(m->off); free(m->len); free(m->key);
+    for (int c = 0; c < MAX_CHUNKS; c++) free(m->chunks[c]);
     pthread_mutex_destroy(&m->lock);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
@@ -1178,7 +1198,7 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
         return NULL;
     }
     if (status < 0) return PyErr_NoMemory();
-    return PyLong_FromLongLong(m->n);
+    return PyLong_FromLongLong(__atomic_load_n(&m->n, __ATOMIC_RELAXED));
 }
 
 static PyObject *StrMap_lookup(StrMap *m, PyObject *args) {
@@ -1207,7 +1227,9 @@ static PyObject *StrMap_freeze(StrMap *m, PyObject *unused) {
 /* keys() -> bytes holding the int64 key of every entry, in code order. */
 static PyObject *StrMap_keys(StrMap *m, PyObject *unused) {
     pthread_mutex_lock(&m->lock);
-    PyObject *r = PyBytes_FromStringAndSize((const char *)m->key, (Py_ssize_t)(m->n * 8));
+    PyObject *r = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * 8));
+    int64_t *out = r ? (int64_t *)PyBytes_AS_STRING(r) : NULL;
+    for (int64_t e = 0; out && e < m->n; e++) out[e] = entry(m, e)->key;
     pthread_mutex_unlock(&m->lock);
     return r;
 }
@@ -1229,8 +1251,9 @@ static PyObject *StrMap_strings(StrMap *m, PyObject *args) {
             Py_CLEAR(list);
             break;
         }
+        const Entry *x = entry(m, e);
         PyObject *item = PyBytes_FromStringAndSize(
-            (const char *)m->tables[m->key[e]].arena + m->off[e], m->len[e]);
+            (const char *)m->tables[x->key].arena + x->off, x->len);
         if (!item) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, item);
     }

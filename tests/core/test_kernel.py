@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rpp_cli.core import Dictionary, _kernel, column_of, interleave, rank_rows
+from rpp_cli.core import (PARALLEL_ROWS, Dictionary, _kernel, _key_cuts, column_of, interleave,
+                          rank_rows)
 from rpp_cli.core.table import unsafe_kind
 
 from ..realistic import DOCNO_STYLES, _docnos
@@ -269,6 +270,38 @@ def test_dictionary_is_exact_when_threads_intern_at_once():
     assert sorted(code_of.values()) == list(range(len(d)))
     assert d.strings(np.array(list(code_of.values()))) == [b for _, b in code_of]
     assert d.keys()[list(code_of.values())].tolist() == [k for k, _ in code_of]
+
+
+def test_key_cuts_by_hand():
+    """Parts of about n/parts rows, cut where the key changes: keys 0 0 1 1 1 2 3 3 in two
+    parts aim at row 4 (key 1), whose first row is 2; in three at rows 2 and 5 (keys 1, 2)."""
+    keys = np.array([0, 0, 1, 1, 1, 2, 3, 3])
+    assert _key_cuts(keys, 2) == [0, 2, 8]
+    assert _key_cuts(keys, 3) == [0, 2, 5, 8]
+    assert _key_cuts(keys, 1) == [0, 8]
+    assert _key_cuts(np.array([1, 0, 2]), 2) == [0, 3]  # keys not ascending: one part
+    assert _key_cuts(np.zeros(5, dtype=np.int64), 4) == [0, 5]  # one key: one part
+
+
+def test_a_batch_coded_by_threads_is_coded_as_by_one():
+    """add_batch cut into parts for threads (ranked rows: keys ascending, docnos repeating
+    within and across keys) gives the codes one thread gives, up to their numbering, and the
+    same repeats."""
+    rng = random.Random(7)
+    styles = [fn for fn in DOCNO_STYLES.values() if fn is not None]
+    pool = [d.encode() for d in _docnos(rng, styles, 2000)]
+    keys = np.sort(np.array([rng.randrange(300) for _ in range(PARALLEL_ROWS + 5000)]))
+    col = column_of([rng.choice(pool) for _ in range(len(keys))])
+    one, repeat_one = Dictionary(300).add_batch(col, keys, 0)
+    d = Dictionary(300)
+    many, repeat_many = d.add_batch(col, keys, 0, threads=3)
+    assert (repeat_many == repeat_one).all() and repeat_one.any()
+    renumber = np.full(len(d), -1)
+    renumber[many] = one
+    assert (renumber[many] == one).all() and len(np.unique(many)) == len(np.unique(one))
+    strings = d.strings(many[:50])
+    assert strings == [col.bytes(i) for i in range(50)]
+    assert (d.keys()[many] == keys).all()
 
 
 def test_dictionary_joins_ids_of_any_length():
