@@ -287,3 +287,16 @@ def test_a_worker_dead_before_its_next_shard_is_an_error_naming_it():
     with pytest.raises(WorkerDied, match=rf"worker process {pid} died \(killed by signal 9 "
                                          r"\(SIGKILL\)\) while working on shard 3 of 5"):
         _send(parent, pid, 2, 5)
+
+
+def test_a_local_dask_cluster_is_quiet_and_exact(big_collection, dask_engine):
+    """``--dask local:2 -Q`` in a real process, while another cluster (the module's) holds
+    Dask's usual ports: nothing on stderr (Dask's warnings about busy ports or large task
+    graphs are not rpp's notes), and what -j 1 prints."""
+    def run(*flags: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-Q", "-q", *flags,
+                               *big_collection], capture_output=True, text=True, timeout=300)
+
+    local, dask = run("-j", "1"), run("--dask", "local:2")
+    assert dask.returncode == 0 and dask.stderr == ""
+    assert dask.stdout == local.stdout and local.stdout.count("\n") > 10_000

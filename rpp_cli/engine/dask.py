@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
@@ -36,17 +38,30 @@ def _require() -> None:
 
 @dataclass
 class DaskEngine:
-    """Shards as tasks of a ``distributed.Client``; ``workers`` is the cluster's size."""
+    """Shards as tasks of a ``distributed.Client``; ``workers`` is the cluster's size. The
+    client may still be starting (a Future of it: a LocalCluster starts while the runs are
+    read); the first shards wait for it."""
 
-    client: Any
+    starting: Any  # a distributed.Client, or a concurrent.futures.Future of one
     workers: int
 
+    @property
+    def client(self) -> Any:
+        if isinstance(self.starting, Future):
+            self.starting = self.starting.result()
+        return self.starting
+
     def imap(self, fn: Callable, shards: Sequence, label: str | None = None) -> Iterator:
-        """``fn(shard)`` of every shard on the cluster, yielded in shard order."""
+        """``fn(shard)`` of every shard on the cluster, yielded in shard order. The shards'
+        bytes travel inside the tasks, so that a task lost with its worker is a KilledWorker
+        (scattered data would be lost with it); Dask's warning about large graphs is
+        silenced: rpp's shards are large by design."""
         import cloudpickle
 
         payloads = [cloudpickle.dumps((fn, shards[i])) for i in range(len(shards))]
-        futures = self.client.map(_call, payloads, pure=False)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Sending large graph")
+            futures = self.client.map(_call, payloads, pure=False)
         del payloads
         out = self._gather(futures)
         return progress(out, label, length=len(futures)) if label else out
@@ -88,17 +103,28 @@ def connect(address: str) -> Iterator[DaskEngine]:
         n = int(local.group(1) or os.cpu_count() or 1)
         if n < 1:
             raise InputError(f"--dask {address}: needs at least one worker")
-        # a dead worker is an error at once (no silent re-run); quiet logs, no dashboard
         quiet = logging.getLogger("distributed")
         level = quiet.level
         quiet.setLevel(logging.CRITICAL)  # a worker's death is our one-line error, not a log
-        with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=40)
+
+        def start() -> tuple[Any, Any]:
+            """The cluster and its client; a dead worker is an error at once (no silent
+            re-run), and Dask's own warnings (a busy dashboard port, large payloads) stay
+            out of rpp's stderr."""
+            with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+                    warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=40)
+                return cluster, Client(cluster)
+
+        with ThreadPoolExecutor(1, thread_name_prefix="rpp-dask") as pool:
+            started = pool.submit(start)  # while the runs are read
             try:
-                with Client(cluster) as client:
-                    yield DaskEngine(client, n)
+                yield DaskEngine(pool.submit(lambda: started.result()[1]), n)
             finally:
+                cluster, client = started.result()
+                client.close()
                 cluster.close()
                 quiet.setLevel(level)
         return
