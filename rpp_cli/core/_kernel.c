@@ -926,6 +926,7 @@ typedef struct {
     Table *tables;      /* one per key 0..n_keys-1 */
     int64_t n_keys;
     int frozen;
+    int broken;         /* a code was taken but its entry could not be stored (no memory) */
     pthread_mutex_t lock;  /* adding a chunk; frozen */
 } StrMap;
 
@@ -1023,7 +1024,10 @@ static int64_t intern_one(StrMap *m, Table *t, int64_t key, const unsigned char 
     }
     int64_t e = __atomic_fetch_add(&m->n, 1, __ATOMIC_RELAXED);
     Entry *place = new_entry(m, e);
-    if (!place) return -1;
+    if (!place) {
+        __atomic_store_n(&m->broken, 1, __ATOMIC_RELAXED);  /* code e has no entry */
+        return -1;
+    }
     *place = (Entry){key, (uint32_t)t->arena_len, n};
     memcpy(t->arena + t->arena_len, p, (size_t)n);
     s = &t->slots[at];
@@ -1080,8 +1084,17 @@ static int batch_fill(PyObject *args, Batch *b);
 
 /* The arguments of intern (``frozen`` 0) or lookup (1), or -1 with an exception and nothing
  * held, e.g. when the map is not in the state the call needs. */
+/* A map that ran out of memory while numbering an entry has a code without one: every call
+ * after that is an error, never a read of the missing entry. */
+static int usable(const StrMap *m) {
+    if (!__atomic_load_n(&m->broken, __ATOMIC_RELAXED)) return 1;
+    PyErr_SetString(PyExc_MemoryError, "StrMap: unusable since it ran out of memory");
+    return 0;
+}
+
 static int batch_get(const StrMap *m, int frozen, PyObject *args, Batch *b) {
     memset(b, 0, sizeof *b);
+    if (!usable(m)) return -1;
     if (m->frozen != frozen) {
         PyErr_SetString(PyExc_RuntimeError, frozen ? "StrMap.lookup: freeze the map first"
                                                    : "StrMap.intern: the map is frozen");
@@ -1226,6 +1239,7 @@ static PyObject *StrMap_freeze(StrMap *m, PyObject *unused) {
 
 /* keys() -> bytes holding the int64 key of every entry, in code order. */
 static PyObject *StrMap_keys(StrMap *m, PyObject *unused) {
+    if (!usable(m)) return NULL;
     pthread_mutex_lock(&m->lock);
     PyObject *r = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * 8));
     int64_t *out = r ? (int64_t *)PyBytes_AS_STRING(r) : NULL;
@@ -1237,7 +1251,7 @@ static PyObject *StrMap_keys(StrMap *m, PyObject *unused) {
 /* strings(codes=None) -> list of the bytes of those entries (all, in code order). */
 static PyObject *StrMap_strings(StrMap *m, PyObject *args) {
     PyObject *codes_o = Py_None;
-    if (!PyArg_ParseTuple(args, "|O", &codes_o)) return NULL;
+    if (!PyArg_ParseTuple(args, "|O", &codes_o) || !usable(m)) return NULL;
     Py_buffer codes;
     int has = codes_o != Py_None;
     if (has && get_array(codes_o, 8, 0, &codes, "codes") < 0) return NULL;
