@@ -3,6 +3,8 @@ than the baseline on a chosen measure, or when a metric drops by more than its a
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,7 +64,8 @@ def markdown_summary(verdicts: list[Verdict], baseline: str) -> str:
 
 
 def parse_max_drops(specs: tuple[str, ...]) -> list[tuple[str, float]]:
-    """``MEASURE=DELTA`` pairs; DELTA must be a non-negative number."""
+    """``MEASURE=DELTA`` pairs; DELTA must be a finite non-negative number (``inf`` would make
+    a gate that cannot fail)."""
     out = []
     for spec in specs:
         name, eq, delta = spec.rpartition("=")
@@ -70,8 +73,9 @@ def parse_max_drops(specs: tuple[str, ...]) -> list[tuple[str, float]]:
             value = float(delta)
         except ValueError:
             value = -1.0
-        if not eq or not name or not value >= 0:
-            raise InputError(f"--max-drop '{spec}': expected MEASURE=DELTA with DELTA >= 0")
+        if not eq or not name or not 0 <= value < math.inf:
+            raise InputError(f"--max-drop '{spec}': expected MEASURE=DELTA with a finite "
+                             "DELTA >= 0")
         out.append((name, value))
     return out
 

@@ -104,8 +104,13 @@ def test_evidence_equals_rpp_eval_and_other_formats():
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--max-drop", "map"], "--max-drop 'map': expected MEASURE=DELTA with DELTA >= 0"),
-    (["--max-drop", "map=-1"], "--max-drop 'map=-1': expected MEASURE=DELTA with DELTA >= 0"),
+    (["--max-drop", "map"], "--max-drop 'map': expected MEASURE=DELTA with a finite DELTA >= 0"),
+    (["--max-drop", "map=-1"],
+     "--max-drop 'map=-1': expected MEASURE=DELTA with a finite DELTA >= 0"),
+    (["--max-drop", "map=inf"],  # a gate that could not fail
+     "--max-drop 'map=inf': expected MEASURE=DELTA with a finite DELTA >= 0"),
+    (["--max-drop", "map=nan"],
+     "--max-drop 'map=nan': expected MEASURE=DELTA with a finite DELTA >= 0"),
     (["--max-drop", "rpp=0.1"],
      "--max-drop 'rpp': needs one per-run metric with per-query values (e.g. map, P.10)"),
     (["--max-drop", "gm_map=0.01"],
