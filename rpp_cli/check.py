@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
-from .evaluate import Options, evaluate_runs
+from .evaluate import Options, evaluate_runs, unreached_levels
 from .measures import resolve
 from .report.common import Verdicts
 from .results import Results
@@ -154,12 +154,10 @@ def _refuse_blind_gates(grades: np.ndarray, tested: list, dropped: list,
                         drop_names: list[str]) -> None:
     """A gate on a measure with its own relevance level (``P(rel=2)@5``) that no judgment
     reaches could not fail: the measure is 0 for every run and query whatever they rank."""
-    top = float(np.nanmax(grades, initial=-np.inf))
     gates = [(m, f"-m '{m.name}'") for m in tested]
     gates += [(m, f"--max-drop '{name}'") for m, name in zip(dropped, drop_names)]
     for m, gate in gates:
-        level = m.options.get("level")
-        if level is not None and not top >= level:
+        for _, level, top in unreached_levels(grades, [m]):
             raise InputError(f"{gate}: no judgment has a grade >= {level} (the largest is "
                              f"{top:g}), so the measure is 0 for every run and the gate "
                              "could not fail")

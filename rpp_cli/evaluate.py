@@ -121,7 +121,19 @@ def measure(coll: Collection, measures: list[Measure], per_query: bool,
     for fam, group in by_family.items():
         FAMILIES[fam](ctx, group)
     notes.extend(query_set_note(coll, measures))
+    notes.extend(f"measure '{m.name}': no judgment has a grade >= {level:g} (the largest is "
+                 f"{top:g}), so it is 0 for every run and query"
+                 for m, level, top in unreached_levels(coll.judged.grade, measures))
     return ctx
+
+
+def unreached_levels(grades: np.ndarray, measures: list[Measure]
+                     ) -> list[tuple[Measure, float, float]]:
+    """The measures with a relevance level of their own (``P(rel=2)@5``) that no judgment
+    reaches, with that level and the largest grade: each is 0 whatever the runs rank."""
+    top = float(np.nanmax(grades, initial=-np.inf))
+    return [(m, m.options["level"], top) for m in measures
+            if m.options.get("level") is not None and not top >= m.options["level"]]
 
 
 def query_set_note(coll: Collection, measures: list[Measure]) -> list[str]:

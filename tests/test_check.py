@@ -205,3 +205,16 @@ def test_a_gate_no_judgment_reaches_is_refused(binary_qrels, args, gate):
     reached = rpp("check", binary_qrels, "--baseline", BEST, WORST, "-m", "P(rel=1)@5",
                   "--max-drop", "P(rel=1)@5=0")
     assert reached.code == 1 and "FAIL\tbm25\tP(rel=1)@5" in reached.err
+
+
+def test_eval_notes_a_measure_no_judgment_reaches(binary_qrels):
+    """rpp eval still prints P(rel=2)@5 on binary qrels (as trec_eval would: zeros), with a
+    note saying why every value is 0."""
+    res = rpp("eval", "-m", "P(rel=2)@5", "-m", "P(rel=1)@5", binary_qrels, BEST, WORST)
+    assert res.code == 0
+    assert "rpp: note: measure 'P(rel=2)@5': no judgment has a grade >= 2 (the largest is 1), " \
+        "so it is 0 for every run and query\n" in res.err
+    assert "P(rel=1)@5'" not in res.err
+    values = [line.split("\t") for line in res.out.splitlines()]
+    assert {v[-1] for v in values if v[0].startswith("P(rel=2)@5")} == {"0.0000"}
+    assert {v[-1] for v in values if v[0].startswith("P(rel=1)@5")} != {"0.0000"}
