@@ -29,7 +29,7 @@ from .report.files import append_whole, check_writable
 from .report import write as write_report
 from .check import GATE_TESTS, machine_verdicts, markdown_summary, parse_max_drops, run_check
 from .errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED
-from .stats import CORRECTIONS, DEFAULT_SEED, TESTS, compare_runs, query_counts
+from .stats import CORRECTIONS, DEFAULT_SEED, MAX_SEED, TESTS, compare_runs, query_counts
 from .io.runs import NAME_SOURCES
 from .ndeval import NDEVAL_EXIT_ERROR, NdevalOptions, run_ndeval
 from .parallel import default_jobs
@@ -298,7 +298,7 @@ def _number_list(kind: type) -> Callable:
 def seed_option(what: str) -> Callable:
     """``--seed``: a whole number from 0 to 2^63 - 1 (numpy's generators take no negative
     seed), checked by click before any work."""
-    return click.option("--seed", type=click.IntRange(0, (1 << 63) - 1), default=DEFAULT_SEED,
+    return click.option("--seed", type=click.IntRange(0, MAX_SEED), default=DEFAULT_SEED,
                         show_default=True, metavar="N", help=what)
 
 

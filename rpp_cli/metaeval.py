@@ -37,8 +37,8 @@ from .errors import InputError
 from .evaluate import Context, Options, default_measures, evaluate_runs, measure
 from .measures import Measure, resolve
 from .results import Results
-from .stats import (DEFAULT_SEED, adjust, kendall_tau_b, pair_values, significance, testable,
-                    ttest)
+from .stats import (DEFAULT_SEED, adjust, checked_seed, kendall_tau_b, pair_values,
+                    significance, testable, ttest)
 
 ANALYSES = ("power", "ties", "agreement", "robustness", "predictive")
 JUDGED_POLICIES = ("random", "pool")
@@ -434,6 +434,7 @@ def check(opts: MetaOptions, n_runs: int) -> None:
             raise InputError(f"unknown analysis '{name}' (choose from {','.join(ANALYSES)})")
     if n_runs < 2:
         raise InputError("meta needs at least two runs")
+    checked_seed(opts.seed)
     if not 0 < opts.alpha < 1:
         raise InputError(f"--alpha must be in (0, 1) (got {opts.alpha:g})")
     if opts.judged_policy not in JUDGED_POLICIES:

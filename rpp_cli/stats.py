@@ -18,6 +18,16 @@ from .results import Results
 TESTS = ("ttest", "randomization", "hsd")
 CORRECTIONS = ("none", "bonferroni", "holm")
 DEFAULT_SEED = 2022
+MAX_SEED = (1 << 63) - 1  # numpy's generators take no negative seed
+
+
+def checked_seed(seed: object) -> int:
+    """``seed`` if it is a whole number 0 .. MAX_SEED (what --seed accepts), else an
+    InputError: the API's callers get rpp's message, not numpy's."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= seed <= MAX_SEED:
+        raise InputError(f"seed must be a whole number from 0 to 2^63 - 1 (got {seed!r})")
+    return int(seed)
 # A permuted statistic counts as "at least as extreme" when it is >= observed * (1 - this),
 # as in scipy.stats.permutation_test, so float noise never drops the observed labelling.
 _RELATIVE_EPS = 100 * np.finfo(np.float64).eps
@@ -230,6 +240,7 @@ def compare_runs(qrels_path: str, run_paths: list[str], measure_names: list[str]
                  notes: list[str]) -> tuple[Results, object, list[tuple[str, bool]]]:
     """:func:`run_compare`, also returning the evaluation (its Context) and the tested
     (output name, is preference) pairs."""
+    checked_seed(seed)
     if test == "hsd" and correction != "none":
         raise InputError("--test hsd already controls the error over all pairs; "
                          "use --correction none")

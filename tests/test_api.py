@@ -231,3 +231,15 @@ def test_every_name_the_readme_uses_is_importable_from_rpp_cli():
     assert {"evaluate", "compare", "meta", "MetaOptions"} <= names
     missing = [n for n in sorted(names) if not hasattr(rpp_cli, n) or n not in rpp_cli.__all__]
     assert not missing, f"README/API page names not importable from rpp_cli: {missing}"
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, 1 << 63, True, "7"])
+def test_a_bad_seed_is_rpps_error_not_numpys(seed):
+    """compare and meta check the seed as --seed does (0 .. 2^63 - 1), with one message."""
+    message = re.escape(f"seed must be a whole number from 0 to 2^63 - 1 (got {seed!r})")
+    with pytest.raises(InputError, match=message):
+        rpp_cli.compare(DEMO / "qrels", RUNS, "map", seed=seed, permutations=10)
+    with pytest.raises(InputError, match=message):
+        rpp_cli.meta(DEMO / "qrels", RUNS, "map", options=rpp_cli.MetaOptions(seed=seed))
+    assert rpp_cli.compare(DEMO / "qrels", RUNS, "map", seed=(1 << 63) - 1,
+                           permutations=10).runs == [r.name for r in RUNS]
