@@ -312,35 +312,42 @@ def _load_run(r: int, path: str, qpos: dict[str, int], docs: Dictionary, dedup: 
     run = read_run(path)
     texts = [to_text(q) for q in run.qid_values]
     unjudged = sum(q not in qpos for q in texts)  # qpos: every query of the qrels
-    qidx = np.array([qpos.get(q, -1) for q in texts], dtype=np.int32)[run.qid_codes]
-    keep = qidx >= 0
+    query = run.per_row(np.array([qpos.get(q, -1) for q in texts], dtype=np.int64))
+    keep = query >= 0
     if not keep.any():
         raise InputError(f"shares no query with the qrels ({qrels_path})", path=run.path)
-    rows = None if keep.all() else np.flatnonzero(keep)  # file rows (None: all of them)
-    docno, score = (run.docno, run.score) if rows is None else (run.docno.take(rows),
-                                                                 run.score[rows])
-    query = qidx if rows is None else qidx[rows]
+    path, tag, line_of = run.path, run.tag, run.docno_line()
+    docno, score = run.docno, run.score
+    del run  # what is held from here on is named: each array is replaced as it is reordered
+    if not keep.all():
+        rows = np.flatnonzero(keep)  # file rows of the qrels' queries
+        docno, score, query = docno.take(rows), score[rows], query[rows]
+        del rows
+    del keep
     order = rank_rows(docno, query, score, len(qpos))
-    docno, query, score = docno.take(order), query[order], score[order]
-    path, tag, line_of = run.path, run.tag, _docno_lines(run)
-    del run, qidx, keep, rows, order  # the file's fields: only the docnos stay
+    docno = docno.take(order)
+    query = query[order]
+    score = score[order]
+    del order
+    trec = _trec_order(docno, query, score, len(qpos))
+    tied = np.concatenate(([False], (query[1:] == query[:-1]) & (score[1:] == score[:-1])))
+    del score  # the orders are all that is needed of it: not held while the dictionary grows
     code, repeat = docs.add_batch(docno, query, r, threads)
     notes: list[str] = []
     if repeat.any():
         _resolve_duplicates(path, docno, line_of, list(qpos), query, code, repeat, dedup,
                             notes)
-        docno, query, score, code = docno.take(~repeat), query[~repeat], score[~repeat], \
-            code[~repeat]
-    trec = _trec_order(docno, query, score, len(qpos))
+        trec, tied = _without(~repeat, trec, tied)
+        query, code = query[~repeat], code[~repeat]
+    del docno
     trec_doc = None if trec is None else code[trec]
-    tied = np.concatenate(([False], (query[1:] == query[:-1]) & (score[1:] == score[:-1])))
     if max_docs is not None:  # -M K: each query's top K in either order, as trec_eval's -M
         keep = group_positions(query) < max_docs  # the same rows of a query in both orders
         query, code, tied = query[keep], code[keep], tied[keep]
         if trec_doc is not None:
             trec_doc = trec_doc[keep]
             trec_doc = None if (trec_doc == code).all() else trec_doc
-    rows_out = RunRows(query, code, trec_doc, tied if tied.any() else None)
+    rows_out = RunRows(query.astype(np.int32), code, trec_doc, tied if tied.any() else None)
     present = np.zeros(len(qpos), dtype=bool)
     present[query] = True
     return LoadedRun(path, tag, rows_out, notes, unjudged, np.flatnonzero(~present).tolist())
@@ -358,15 +365,24 @@ def _trec_order(docno, query: np.ndarray, score: np.ndarray, n_queries: int) -> 
     return rank_rows(docno, query, single.astype(np.float64), n_queries)
 
 
+def _without(kept: np.ndarray, trec: np.ndarray | None, tied: np.ndarray
+             ) -> tuple[np.ndarray | None, np.ndarray]:
+    """``trec`` (an order of the ranked rows, or None) and ``tied`` of the rows ``kept`` alone,
+    as :func:`_trec_order` and the ties would be on them, without their scores: an order
+    restricted to a subset is the subset's order (a strict order: rows break ties), and tied
+    rows are stretches of one score within a query, so two kept rows tie when one stretch
+    holds both."""
+    stretch = np.cumsum(~tied)[kept]
+    tied = np.concatenate(([False], stretch[1:] == stretch[:-1]))
+    if trec is None:
+        return None, tied
+    renumber = np.cumsum(kept) - 1
+    trec = renumber[trec[kept[trec]]]
+    return (None if (trec == np.arange(len(trec))).all() else trec), tied
+
+
 def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
-
-
-def _docno_lines(run) -> Callable[[int], int]:
-    """The line of the run's row whose docno is at ``offset`` in ``run.docno`` (offsets
-    ascend in file order), for messages after the rows are reordered."""
-    starts, lines = run.docno.starts, run.lines
-    return lambda offset: lines.line(int(np.searchsorted(starts, offset)))
 
 
 def _resolve_duplicates(path: str, docno: Column, line_of: Callable[[int], int],
