@@ -325,7 +325,12 @@ def _load_run(r: int, path: str, qpos: dict[str, int], docs: Dictionary, dedup: 
         del rows
     del keep
     order = rank_rows(docno, query, score, len(qpos))
-    docno = docno.take(order)
+    data, starts, lens = docno.data, docno.starts, docno.lens
+    del docno  # one column at a time: a reordered copy replaces its file-order one
+    starts = starts[order]
+    lens = lens[order]
+    docno = Column(data, starts, lens)
+    del data, starts, lens
     query = query[order]
     score = score[order]
     del order
