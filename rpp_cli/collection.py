@@ -39,7 +39,8 @@ class RunRows:
     codes identify them exactly."""
 
     qidx: np.ndarray  # int32 query index of each row (non-decreasing)
-    doc: np.ndarray  # code of the (query, docno) in the collection's dictionary
+    doc: np.ndarray  # code of the (query, docno) in the collection's dictionary (int32
+    # while the codes fit, 4 bytes a kept row: see _narrow)
     trec_doc: np.ndarray | None  # the codes in trec_eval's order (C-float scores; its top K
     # with -M K), when that differs from ``doc``; a query has as many rows in both
     tied: np.ndarray | None = None  # (rows,) bool: same score as the row above in its query
@@ -345,6 +346,7 @@ def _load_run(r: int, path: str, qpos: dict[str, int], docs: Dictionary, dedup: 
         trec, tied = _without(~repeat, trec, tied)
         query, code = query[~repeat], code[~repeat]
     del docno
+    code = _narrow(code)
     trec_doc = None if trec is None else code[trec]
     if max_docs is not None:  # -M K: each query's top K in either order, as trec_eval's -M
         keep = group_positions(query) < max_docs  # the same rows of a query in both orders
@@ -368,6 +370,12 @@ def _trec_order(docno, query: np.ndarray, score: np.ndarray, n_queries: int) -> 
     if not differs.any():
         return None
     return rank_rows(docno, query, single.astype(np.float64), n_queries)
+
+
+def _narrow(codes: np.ndarray) -> np.ndarray:
+    """Dictionary codes (>= 0) as int32 when they all fit, else as they are: a run keeps one
+    per row, so this halves them (index arrays of either type select the same elements)."""
+    return codes.astype(np.int32) if codes.max(initial=0) < 1 << 31 else codes
 
 
 def _without(kept: np.ndarray, trec: np.ndarray | None, tied: np.ndarray

@@ -123,3 +123,14 @@ def test_order_and_ties_of_the_kept_rows_without_their_scores(rows):
     want = _trec_order(docno.take(np.flatnonzero(kept)), query[kept], score[kept], 4)
     assert normal(trec, int(kept.sum())) == normal(want, int(kept.sum()))
     assert tied.tolist() == ties(query[kept], score[kept]).tolist()
+
+
+def test_codes_are_kept_as_int32_while_they_fit():
+    """A run keeps one dictionary code a row: int32 up to 2^31 - 1 (the same values), int64
+    beyond (never wrapped)."""
+    from rpp_cli.collection import _narrow
+
+    small = _narrow(np.array([0, 5, (1 << 31) - 1], dtype=np.int64))
+    assert small.dtype == np.int32 and small.tolist() == [0, 5, (1 << 31) - 1]
+    big = _narrow(np.array([0, 1 << 31], dtype=np.int64))
+    assert big.dtype == np.int64 and big.tolist() == [0, 1 << 31]
