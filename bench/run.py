@@ -516,7 +516,7 @@ def print_report(report: dict) -> None:
     out = sys.stdout
     out.write("\ncommand timings (median wall s over `runs`; peak MB = max(largest process RSS, "
               "sampled sum of PSS))\n")
-    out.write(f"{'scenario':<8}  {'command':<10}  {'runs':>4}  {'median s':>9}  {'peak MB':>8}"
+    out.write(f"{'scenario':<12}  {'command':<10}  {'runs':>4}  {'median s':>9}  {'peak MB':>8}"
               f"  all runs (s) / error\n")
     for name, row in report["scenarios"].items():
         for label, s in row["timings"].items():
@@ -527,7 +527,7 @@ def print_report(report: dict) -> None:
                      else s.get("error", "").splitlines()[-1:][0] if s.get("error") else "")
             if "estimated_all_runs_seconds" in s:
                 extra += " (all runs est. %s-%s s)" % tuple(s["estimated_all_runs_seconds"])
-            out.write(f"{name:<8}  {label:<10}  {s['runs']:>4}  {secs}  {peak}  {extra[:70]}\n")
+            out.write(f"{name:<12}  {label:<10}  {s['runs']:>4}  {secs}  {peak}  {extra[:70]}\n")
     if any("peak_rss_note" in s for row in report["scenarios"].values()
            for s in row["timings"].values()):
         out.write(f"* at or below the harness's own peak RSS "
@@ -541,7 +541,7 @@ def print_report(report: dict) -> None:
                   f"{OTHER_LOAD:.0%} of the machine (other processes, hypervisor steal): "
                   + ", ".join(busy) + "\n")
     out.write("\ntargets\n")
-    out.write(f"{'scenario':<8}  {'measure':<24}  {'target':>10}  {'measured':>9}  result\n")
+    out.write(f"{'scenario':<12}  {'measure':<24}  {'target':>10}  {'measured':>9}  result\n")
     for name, row in report["scenarios"].items():
         for tg in row["targets"]:
             result = {True: "met", False: "MISSED", None: "not determined"}[tg["met"]]
@@ -553,12 +553,12 @@ def print_report(report: dict) -> None:
                 lo, hi = tg["range_over_runs"]
                 result += f" (within run-to-run spread {fmt_value(tg['key'], lo)}-" \
                           f"{fmt_value(tg['key'], hi)}: noise decides)"
-            out.write(f"{name:<8}  {tg['label']:<24}  {tg['op']} {tg['limit']:<7g}  "
+            out.write(f"{name:<12}  {tg['label']:<24}  {tg['op']} {tg['limit']:<7g}  "
                       f"{value:>9}  {result}\n")
             if tg["basis"]:
-                out.write(f"{'':<10}({tg['basis']})\n")
+                out.write(f"{'':<14}({tg['basis']})\n")
         for note in row["notes"]:
-            out.write(f"{'':<10}note: {note}\n")
+            out.write(f"{'':<14}note: {note}\n")
 
 
 # ---------------------------------------------------------------------------- main

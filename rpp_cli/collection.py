@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .core import Column, Dictionary, column_of, group_positions, rank_rows
+from .core.memory import release_free_memory
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids, to_text
 from .io.runs import name_runs, read_run
@@ -177,6 +178,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     The subtopic populations themselves are the caller's to add (subtopics.encode_subtopics):
     this module does not depend on that one."""
     notes = notes if notes is not None else []
+    release_free_memory()  # what reading the qrels freed: the runs' arrays will not reuse it
     evaluated_qids = qrels.relevant_qids(level)
     if not evaluated_qids:
         raise InputError("no query has a relevant item" + (f" at level {level:g}" if level else ""),
@@ -233,6 +235,8 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
                          f"not in the run, scored as empty rankings as trec_eval -c does "
                          f"({shown}); if they should not count, leave them out of the qrels")
     union = corpus_sizes(docs.keys(), [run.rows.doc for run in loaded], item_doc, len(qids))
+    del docs  # the dictionary's work is done: what it held goes back to the system
+    release_free_memory()
     if corpus_size is not None and (union > corpus_size).any():
         q = int(np.argmax(union > corpus_size))
         raise InputError(f"--corpus-size {corpus_size} is smaller than the {union[q]} "
