@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .core import Column, Dictionary, column_of, group_positions, rank_rows
+from .core.memory import release_free_memory
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids, to_text
 from .io.runs import name_runs, read_run
@@ -39,7 +40,8 @@ class RunRows:
     codes identify them exactly."""
 
     qidx: np.ndarray  # int32 query index of each row (non-decreasing)
-    doc: np.ndarray  # code of the (query, docno) in the collection's dictionary
+    doc: np.ndarray  # code of the (query, docno) in the collection's dictionary (int32
+    # while the codes fit, 4 bytes a kept row: see _narrow)
     trec_doc: np.ndarray | None  # the codes in trec_eval's order (C-float scores; its top K
     # with -M K), when that differs from ``doc``; a query has as many rows in both
     tied: np.ndarray | None = None  # (rows,) bool: same score as the row above in its query
@@ -176,6 +178,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     The subtopic populations themselves are the caller's to add (subtopics.encode_subtopics):
     this module does not depend on that one."""
     notes = notes if notes is not None else []
+    release_free_memory()  # what reading the qrels freed: the runs' arrays will not reuse it
     evaluated_qids = qrels.relevant_qids(level)
     if not evaluated_qids:
         raise InputError("no query has a relevant item" + (f" at level {level:g}" if level else ""),
@@ -232,6 +235,8 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
                          f"not in the run, scored as empty rankings as trec_eval -c does "
                          f"({shown}); if they should not count, leave them out of the qrels")
     union = corpus_sizes(docs.keys(), [run.rows.doc for run in loaded], item_doc, len(qids))
+    del docs  # the dictionary's work is done: what it held goes back to the system
+    release_free_memory()
     if corpus_size is not None and (union > corpus_size).any():
         q = int(np.argmax(union > corpus_size))
         raise InputError(f"--corpus-size {corpus_size} is smaller than the {union[q]} "
@@ -312,35 +317,48 @@ def _load_run(r: int, path: str, qpos: dict[str, int], docs: Dictionary, dedup: 
     run = read_run(path)
     texts = [to_text(q) for q in run.qid_values]
     unjudged = sum(q not in qpos for q in texts)  # qpos: every query of the qrels
-    qidx = np.array([qpos.get(q, -1) for q in texts], dtype=np.int32)[run.qid_codes]
-    keep = qidx >= 0
+    query = run.per_row(np.array([qpos.get(q, -1) for q in texts], dtype=np.int64))
+    keep = query >= 0
     if not keep.any():
         raise InputError(f"shares no query with the qrels ({qrels_path})", path=run.path)
-    rows = None if keep.all() else np.flatnonzero(keep)  # file rows (None: all of them)
-    docno, score = (run.docno, run.score) if rows is None else (run.docno.take(rows),
-                                                                 run.score[rows])
-    query = qidx if rows is None else qidx[rows]
+    path, tag, line_of = run.path, run.tag, run.docno_line()
+    docno, score = run.docno, run.score
+    del run  # what is held from here on is named: each array is replaced as it is reordered
+    if not keep.all():
+        rows = np.flatnonzero(keep)  # file rows of the qrels' queries
+        docno, score, query = docno.take(rows), score[rows], query[rows]
+        del rows
+    del keep
     order = rank_rows(docno, query, score, len(qpos))
-    docno, query, score = docno.take(order), query[order], score[order]
-    path, tag, line_of = run.path, run.tag, _docno_lines(run)
-    del run, qidx, keep, rows, order  # the file's fields: only the docnos stay
+    data, starts, lens = docno.data, docno.starts, docno.lens
+    del docno  # one column at a time: a reordered copy replaces its file-order one
+    starts = starts[order]
+    lens = lens[order]
+    docno = Column(data, starts, lens)
+    del data, starts, lens
+    query = query[order]
+    score = score[order]
+    del order
+    trec = _trec_order(docno, query, score, len(qpos))
+    tied = np.concatenate(([False], (query[1:] == query[:-1]) & (score[1:] == score[:-1])))
+    del score  # the orders are all that is needed of it: not held while the dictionary grows
     code, repeat = docs.add_batch(docno, query, r, threads)
     notes: list[str] = []
     if repeat.any():
         _resolve_duplicates(path, docno, line_of, list(qpos), query, code, repeat, dedup,
                             notes)
-        docno, query, score, code = docno.take(~repeat), query[~repeat], score[~repeat], \
-            code[~repeat]
-    trec = _trec_order(docno, query, score, len(qpos))
+        trec, tied = _without(~repeat, trec, tied)
+        query, code = query[~repeat], code[~repeat]
+    del docno
+    code = _narrow(code)
     trec_doc = None if trec is None else code[trec]
-    tied = np.concatenate(([False], (query[1:] == query[:-1]) & (score[1:] == score[:-1])))
     if max_docs is not None:  # -M K: each query's top K in either order, as trec_eval's -M
         keep = group_positions(query) < max_docs  # the same rows of a query in both orders
         query, code, tied = query[keep], code[keep], tied[keep]
         if trec_doc is not None:
             trec_doc = trec_doc[keep]
             trec_doc = None if (trec_doc == code).all() else trec_doc
-    rows_out = RunRows(query, code, trec_doc, tied if tied.any() else None)
+    rows_out = RunRows(query.astype(np.int32), code, trec_doc, tied if tied.any() else None)
     present = np.zeros(len(qpos), dtype=bool)
     present[query] = True
     return LoadedRun(path, tag, rows_out, notes, unjudged, np.flatnonzero(~present).tolist())
@@ -358,15 +376,30 @@ def _trec_order(docno, query: np.ndarray, score: np.ndarray, n_queries: int) -> 
     return rank_rows(docno, query, single.astype(np.float64), n_queries)
 
 
+def _narrow(codes: np.ndarray) -> np.ndarray:
+    """Dictionary codes (>= 0) as int32 when they all fit, else as they are: a run keeps one
+    per row, so this halves them (index arrays of either type select the same elements)."""
+    return codes.astype(np.int32) if codes.max(initial=0) < 1 << 31 else codes
+
+
+def _without(kept: np.ndarray, trec: np.ndarray | None, tied: np.ndarray
+             ) -> tuple[np.ndarray | None, np.ndarray]:
+    """``trec`` (an order of the ranked rows, or None) and ``tied`` of the rows ``kept`` alone,
+    as :func:`_trec_order` and the ties would be on them, without their scores: an order
+    restricted to a subset is the subset's order (a strict order: rows break ties), and tied
+    rows are stretches of one score within a query, so two kept rows tie when one stretch
+    holds both."""
+    stretch = np.cumsum(~tied)[kept]
+    tied = np.concatenate(([False], stretch[1:] == stretch[:-1]))
+    if trec is None:
+        return None, tied
+    renumber = np.cumsum(kept) - 1
+    trec = renumber[trec[kept[trec]]]
+    return (None if (trec == np.arange(len(trec))).all() else trec), tied
+
+
 def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
-
-
-def _docno_lines(run) -> Callable[[int], int]:
-    """The line of the run's row whose docno is at ``offset`` in ``run.docno`` (offsets
-    ascend in file order), for messages after the rows are reordered."""
-    starts, lines = run.docno.starts, run.lines
-    return lambda offset: lines.line(int(np.searchsorted(starts, offset)))
 
 
 def _resolve_duplicates(path: str, docno: Column, line_of: Callable[[int], int],

@@ -41,7 +41,9 @@ def _gunzip(first: bytes, rest, path: str):
             yield out
             chunk = inflate.unconsumed_tail
             if inflate.eof:
-                chunk = inflate.unused_data + chunk
+                # everything past the member's end; the tail may still hold the same bytes
+                # (when the output limit was reached just before the end), so not tail + it
+                chunk = inflate.unused_data
                 inflate = zlib.decompressobj(31)
                 open_member = False
                 if not chunk.strip(b"\0"):

@@ -208,21 +208,37 @@ class Growing:
 
 
 class GrowingColumn:
-    """A column appended to piece by piece: each piece's strings copied into one buffer."""
+    """A column appended to piece by piece: its strings back to back in one buffer and their
+    lengths as uint16 (a field is at most MAX_TOKEN_BYTES), so a row costs 2 bytes beside its
+    bytes; the offsets are summed when the column is taken (:func:`packed_column`)."""
 
     def __init__(self) -> None:
-        self.data, self.starts, self.lens = Growing(np.uint8), Growing(np.int64), Growing(np.int32)
+        self.data, self.lens = Growing(np.uint8), Growing(np.uint16)
 
     def append(self, col: Column) -> None:
         """Add the strings of ``col`` (copied: its data can then be freed)."""
         packed = col.compact()
-        self.starts.append(packed.starts + len(self.data.buffer))
         self.lens.append(packed.lens)
         self.data.append(np.frombuffer(packed.data, dtype=np.uint8))
 
     def column(self) -> Column:
         """The values so far (append no more once taken)."""
-        return Column(self.data.buffer, self.starts.array(), self.lens.array())
+        return packed_column(self.data.buffer, self.lens.array())
+
+
+assert MAX_TOKEN_BYTES < 1 << 16  # GrowingColumn's lengths are uint16
+
+
+def packed_starts(lens: np.ndarray) -> np.ndarray:
+    """int64 offsets of strings stored back to back with these lengths."""
+    starts = np.cumsum(lens, dtype=np.int64)
+    starts -= lens
+    return starts
+
+
+def packed_column(data: bytearray | bytes, lens: np.ndarray) -> Column:
+    """The Column of strings stored back to back in ``data`` with these lengths."""
+    return Column(data, packed_starts(lens), lens.astype(np.int32))
 
 
 def line_at(data: bytearray | bytes, offset: int) -> int:

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from ..core import Column, Dictionary
-from ..core.table import Growing, GrowingColumn, split_stream
+from ..core.table import Growing, GrowingColumn, packed_column, packed_starts, split_stream
 from ..errors import InputError, shown
 
 RUN_FORMAT = "run: qid Q0 docno rank score [tag]"
@@ -18,13 +19,17 @@ RUN_FORMAT = "run: qid Q0 docno rank score [tag]"
 @dataclass
 class Run:
     """One system's retrieved lists, as columns in file order: only what is kept of the
-    file (its bytes are read a window at a time and let go)."""
+    file (its bytes are read a window at a time and let go). A row costs its docno's bytes,
+    2 bytes of docno length and 8 of score; its query is kept per stretch of rows with one
+    qid (a run lists a query's rows together)."""
 
     path: str
     tag: str | None  # the tag of the first line, if it has one
-    qid_codes: np.ndarray  # (rows,) int32 index into qid_values
+    qid_stretches: np.ndarray  # (S,) int32 index into qid_values of each stretch of rows
+    stretch_starts: np.ndarray  # (S,) int64 first row of each stretch, ascending from 0
     qid_values: list[bytes]  # distinct qids of the file, in order of first appearance
-    docno: Column  # the docnos in a buffer of their own, offsets ascending in file order
+    docno_bytes: bytearray  # the docnos back to back, in file order
+    docno_lens: np.ndarray  # (rows,) uint16 their lengths
     score: np.ndarray
     lines: "LineNumbers"  # each row's line in the file (for messages)
     rank: Column | None = None  # the rank column as text (only `rpp ndeval` orders by it)
@@ -35,6 +40,27 @@ class Run:
 
     def line(self, row: int) -> int:
         return self.lines.line(row)
+
+    @cached_property
+    def docno(self) -> Column:
+        """The docnos as a Column (offsets summed once, on first use)."""
+        return packed_column(self.docno_bytes, self.docno_lens)
+
+    def per_row(self, values: np.ndarray) -> np.ndarray:
+        """``values[q]`` for every row, q its qid's index in qid_values (one value a qid)."""
+        counts = np.diff(self.stretch_starts, append=len(self))
+        return np.repeat(values[self.qid_stretches], counts)
+
+    @property
+    def qid_codes(self) -> np.ndarray:
+        """(rows,) int32 index into qid_values of each row."""
+        return self.per_row(np.arange(len(self.qid_values), dtype=np.int32))
+
+    def docno_line(self) -> Callable[[int], int]:
+        """The line of the row whose docno is at an offset in :attr:`docno_bytes`, for
+        messages once the rows are reordered (keeps the lengths and lines, not the run)."""
+        lens, lines = self.docno_lens, self.lines
+        return lambda offset: lines.line(int(np.searchsorted(packed_starts(lens), offset)))
 
 
 @dataclass
@@ -61,10 +87,11 @@ def read_run(path: str, keep_rank: bool = False) -> Run:
     """
     fields = (0, 2, 3, 4, 5) if keep_rank else (0, 2, 4, 5)
     qids = Dictionary()
-    qid, score = Growing(np.int32), Growing(np.float64)
+    stretch_qid, stretch_at = Growing(np.int32), Growing(np.int64)  # stretches of one qid
+    score = Growing(np.float64)
     at, skipped = Growing(np.int64), Growing(np.int64)  # LineNumbers' stretches
     docno, rank = GrowingColumn(), GrowingColumn()
-    tag, untagged, rows, bad, last = None, None, 0, None, -1
+    tag, untagged, rows, bad, last, last_qid = None, None, 0, None, -1, -1
     for table in split_stream(path, fields, (5, 6), RUN_FORMAT):
         if bad is not None or len(table) == 0:
             continue
@@ -78,7 +105,11 @@ def read_run(path: str, keep_rank: bool = False) -> Run:
         short = np.flatnonzero(table.nfields < 6)
         if untagged is None and len(short):
             untagged = rows + int(short[0])
-        qid.append(qids.add(table.column(0)))
+        code = qids.add(table.column(0))
+        new = np.flatnonzero(np.diff(code, prepend=last_qid))
+        stretch_qid.append(code[new])
+        stretch_at.append(new + rows)
+        last_qid = int(code[-1])
         docno.append(table.column(2))
         if keep_rank:
             rank.append(table.column(3))
@@ -91,7 +122,8 @@ def read_run(path: str, keep_rank: bool = False) -> Run:
         rows += len(table)
     if bad is not None:
         raise bad
-    return Run(path, tag, qid.array(), qids.strings(), docno.column(), score.array(),
+    return Run(path, tag, stretch_qid.array(), stretch_at.array(), qids.strings(),
+               docno.data.buffer, docno.lens.array(), score.array(),
                LineNumbers(at.array(), skipped.array()), rank.column() if keep_rank else None,
                untagged)
 

@@ -366,3 +366,17 @@ def test_every_command_refuses_two_runs_with_one_name(tmp_path, command):
                                r"both named 'bm25': .* or by tags with --names-from tag")
     way_out = rpp(args[0], "--names-from", "tag", *args[1:])
     assert way_out.code == (1 if command == "check" else 0)  # check: bm25 fails against dpr
+
+
+@pytest.mark.parametrize("first_lines", [10, 60_000, 100_000, 140_000])
+def test_gzip_members_are_read_once_each(tmp_path, first_lines):
+    """A gzip file of two members (pigz, bgzip and ``cat a.gz b.gz`` write such files) reads
+    as their two texts one after the other, also when the first member inflates to more than
+    the 1 MiB a read returns at once and ends with input left over (the bytes of the second
+    member were once read twice: 2,000,000 + 43,780 bytes came out as 2,087,560)."""
+    from rpp_cli.core.source import source_chunks
+    first = b"".join(b"q%d Q0 d%d 1 1.0 x\n" % (i, i) for i in range(first_lines))
+    second = b"".join(b"t%d Q0 e%d 1 1.0 x\n" % (i, i) for i in range(2000))
+    path = tmp_path / "two.gz"
+    path.write_bytes(gzip.compress(first) + gzip.compress(second))
+    assert b"".join(source_chunks(str(path), 1 << 40)) == first + second

@@ -174,6 +174,8 @@ def test_read_run_keeps_the_same_arrays_at_every_window(tmp_path, monkeypatch, w
     assert run.tag == "tagA"
     assert run.qid_values == [b"q1", b"q2", b"\xef\xbb\xbfq2", b"q3"]
     assert run.qid_codes.tolist() == [0, 0, 1, 1, 2, 3, 3, 3]
+    assert (run.qid_stretches.tolist(), run.stretch_starts.tolist()) == ([0, 1, 2, 3],
+                                                                         [0, 2, 4, 5])
     assert [run.docno.bytes(i) for i in range(len(run))] == [
         b"d1", b"d\xc3\xa92", b"d3", b"d4", b"d5", b"d7", b"d9", b"d8"]
     assert [run.rank.bytes(i) for i in range(len(run))] == [

@@ -1,0 +1,177 @@
+"""What reading and joining a run keeps (issue 18 item 2, memory bounded by what is kept).
+
+read_run keeps a row as its docno's bytes, a 2-byte length and an 8-byte score, and its qid
+once per stretch of rows with one qid; the window it reads through is the rest. _load_run lets
+the scores go before the dictionary grows, so repeated docnos (--dedup) take their ties and
+trec_eval order from what was computed on all rows: a differential test against computing
+them on the kept rows, with their scores.
+"""
+from __future__ import annotations
+
+import gzip
+import tracemalloc
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rpp_cli.core.table as table
+from rpp_cli.collection import _trec_order, _without
+from rpp_cli.core import column_of, rank_rows
+from rpp_cli.io.runs import read_run
+
+TITLES = ("Zürich", "São_Paulo", "Москва", "東京都")
+
+
+def _big_run(path, queries: int, depth: int, seed: int = 7) -> tuple[int, int]:
+    """A gzipped run of ``queries * depth`` lines shaped like bench's (string qids such as
+    106_3, mixed docnos of 1-40 bytes with shared prefixes, scores rounded to 0.1 so that
+    they tie); returns (rows, bytes of all docnos)."""
+    rng = np.random.default_rng(seed)
+    lines, doc_bytes = [], 0
+    for q in range(queries):
+        shape = rng.integers(0, 4, depth).tolist()
+        ids = rng.integers(0, 10**8, depth).tolist()
+        score = np.round(np.sort(rng.normal(0, 2, depth))[::-1], 1).tolist()
+        for k in range(depth):
+            i = ids[k]
+            docno = (str(i % 997) if shape[k] == 0 else f"msmarco_passage_{i % 70:02d}_{i}"
+                     if shape[k] == 1 else f"{i:040x}" if shape[k] == 2
+                     else f"{TITLES[i % 4]}_{i}")
+            doc_bytes += len(docno.encode())
+            lines.append(f"106_{q} Q0 {docno} {k + 1} {score[k]:.1f} sys\n")
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as f:
+        f.write("".join(lines))
+    return queries * depth, doc_bytes
+
+
+def test_a_run_keeps_its_docno_bytes_and_ten_bytes_a_row(tmp_path):
+    """500,000 rows of 2,000 queries: kept = docno bytes + 2 (length) + 8 (score) bytes a
+    row + 12 bytes a stretch of one qid (2,000 stretches) + the line table (one stretch,
+    16 bytes); the reader's own peak above that is a few windows (the window, its split
+    columns and the gzip chunks), not a multiple of the file: <= 6 windows here.
+    The reader before kept docno bytes + 24 bytes a row (8-byte offset, 4-byte length,
+    4-byte qid code, 8-byte score)."""
+    path = tmp_path / "big.run"
+    rows, doc_bytes = _big_run(path, 2000, 250)
+    tracemalloc.start()
+    try:
+        run = read_run(str(path))
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(run) == rows and len(run.docno_bytes) == doc_bytes
+    assert run.docno_lens.dtype == np.uint16 and run.score.dtype == np.float64
+    assert len(run.qid_stretches) == len(run.stretch_starts) == 2000
+    arrays = (len(run.docno_bytes) + run.docno_lens.nbytes + run.score.nbytes
+              + run.qid_stretches.nbytes + run.stretch_starts.nbytes)
+    assert arrays == doc_bytes + 10 * rows + 12 * 2000
+    # traced beyond the arrays: the room a growing buffer keeps (CPython grows a bytearray
+    # by an eighth) and the 2,000 qid strings (bytes objects of ~40 bytes, and their list)
+    assert arrays <= kept <= arrays * 9 // 8 + 2000 * 64
+    assert peak - kept <= 6 * table.WINDOW_BYTES
+
+
+def test_stretches_follow_the_qids_wherever_they_repeat(tmp_path, monkeypatch):
+    """A qid that comes back later starts a stretch of its own; stretches run across window
+    boundaries (a window of 7 bytes cuts every line): q1 q1 | q2 | q1 q1 | q3 at rows
+    0, 2, 3, 5."""
+    path = tmp_path / "run"
+    path.write_text("q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq2 Q0 a 1 1 t\n"
+                    "q1 Q0 c 3 1 t\nq1 Q0 d 4 0 t\nq3 Q0 a 1 1 t\n")
+    for window in (7, 13, table.WINDOW_BYTES):
+        monkeypatch.setattr(table, "WINDOW_BYTES", window)
+        run = read_run(str(path))
+        assert run.qid_values == [b"q1", b"q2", b"q3"]
+        assert run.qid_stretches.tolist() == [0, 1, 0, 2]
+        assert run.stretch_starts.tolist() == [0, 2, 3, 5]
+        assert run.qid_codes.tolist() == [0, 0, 1, 0, 0, 2]
+        assert run.per_row(np.array([10, 20, 30])).tolist() == [10, 10, 20, 10, 10, 30]
+        assert bytes(run.docno_bytes) == b"abacda"
+        line_of = run.docno_line()  # offsets 0..5: one byte a docno, lines 1..6
+        assert [line_of(offset) for offset in range(6)] == [1, 2, 3, 4, 5, 6]
+
+
+# Scores that tie as C floats but not as doubles (trec_eval's order differs there), ties
+# as doubles, and docnos with shared prefixes of 1-12 bytes.
+SCORES = (1.0, 1.0 + 2**-30, 1.0 + 2**-29, 0.5, 0.5 + 2**-31, 0.25, -3.0)
+DOCNOS = ("d", "d1", "d10", "d2", "doc", "doc-é", "x" * 12, "7", "70", "07")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(SCORES),
+                          st.sampled_from(DOCNOS), st.booleans()), min_size=1, max_size=60))
+def test_order_and_ties_of_the_kept_rows_without_their_scores(rows):
+    """_without(kept, trec, tied) on all ranked rows equals _trec_order and the ties computed
+    on the kept rows with their scores (None and the identity are the same order); the row
+    picked first (kept[0] forced True) keeps at least one row."""
+    query = np.array([q for q, _, _, _ in rows], dtype=np.int64)
+    score = np.array([s for _, s, _, _ in rows])
+    docno = column_of([d.encode() for _, _, d, _ in rows])
+    order = rank_rows(docno, query, score, 4)
+    query, score, docno = query[order], score[order], docno.take(order)
+    kept = np.array([k for _, _, _, k in rows])[order]
+    kept[0] = True
+
+    def ties(q: np.ndarray, s: np.ndarray) -> np.ndarray:
+        return np.concatenate(([False], (q[1:] == q[:-1]) & (s[1:] == s[:-1])))
+
+    def normal(trec: np.ndarray | None, n: int) -> list[int]:
+        return list(range(n)) if trec is None else trec.tolist()
+
+    trec, tied = _without(kept, _trec_order(docno, query, score, 4), ties(query, score))
+    want = _trec_order(docno.take(np.flatnonzero(kept)), query[kept], score[kept], 4)
+    assert normal(trec, int(kept.sum())) == normal(want, int(kept.sum()))
+    assert tied.tolist() == ties(query[kept], score[kept]).tolist()
+
+
+def test_codes_are_kept_as_int32_while_they_fit():
+    """A run keeps one dictionary code a row: int32 up to 2^31 - 1 (the same values), int64
+    beyond (never wrapped)."""
+    from rpp_cli.collection import _narrow
+
+    small = _narrow(np.array([0, 5, (1 << 31) - 1], dtype=np.int64))
+    assert small.dtype == np.int32 and small.tolist() == [0, 5, (1 << 31) - 1]
+    big = _narrow(np.array([0, 1 << 31], dtype=np.int64))
+    assert big.dtype == np.int64 and big.tolist() == [0, 1 << 31]
+
+
+def test_a_freed_dictionary_goes_back_to_the_system():
+    """encode frees its dictionary and trims the C heap: a dictionary of 500,000 (key,
+    docno) entries in 5,000 tables (a few KiB each, below malloc's mmap threshold) stays
+    resident once freed while small blocks between them live, until release_free_memory
+    gives most of it back (glibc; elsewhere the call does nothing). In a child process, so
+    that this one's heap does not blur it."""
+    import platform
+    import subprocess
+    import sys
+
+    script = """
+import numpy as np
+from rpp_cli.core import Dictionary, column_of
+from rpp_cli.core.memory import _malloc_trim, release_free_memory
+def rss():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096
+start = rss()
+d = Dictionary(5000)
+pins = []  # small blocks between the tables, alive, as encode's other allocations are
+for part in range(50):
+    keys = np.repeat(np.arange(part * 100, part * 100 + 100), 100)
+    d.add(column_of([b"msmarco_passage_%02d_%08d" % (k % 70, k) for k in range(10000)]), keys)
+    pins.append(bytes(2000 + part))
+grown = rss()
+del d
+freed = rss()
+release_free_memory()
+print(grown - start, freed - start, rss() - start, _malloc_trim() is not None)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.split()
+    grown, freed, trimmed = map(int, out[:3])
+    assert grown > 40 << 20  # ~24 B of bytes + ~100 B of table a docno
+    if platform.libc_ver()[0] == "glibc":
+        assert out[3] == "True"
+        assert freed > grown // 2  # freed, yet resident: what the trim is for
+        assert trimmed < grown // 4
+    else:
+        assert out[3] == "False" and trimmed <= grown
