@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Callable, TypeVar
 
 from .progress import progress
 
@@ -91,47 +91,3 @@ def map_runs(fn: Callable[[int], T], n_runs: int, jobs: int, label: str | None =
         raise failed[min(failed)]
     return results
 
-
-def ahead(items: Iterable[T], depth: int = 2) -> Iterator[T]:
-    """``items``, produced by a thread of their own up to ``depth`` ahead of the consumer, so
-    that producing (reading and splitting a window of a file: the kernel releases the GIL)
-    overlaps consuming (coding the window before). Memory: ``depth`` + 2 items at most. The
-    producer's exception is raised where its item would have come; a consumer that stops
-    early stops the producer at its next item, and the producer closes ``items``."""
-    slots: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(entry: tuple) -> bool:
-        while not stop.is_set():
-            try:
-                slots.put(entry, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        source = iter(items)
-        try:
-            for item in source:
-                if not put((True, item)):
-                    return
-            put((False, None))
-        except BaseException as err:  # noqa: BLE001 - re-raised in the consumer's thread
-            put((False, err))
-        finally:
-            close = getattr(source, "close", None)
-            if close is not None:
-                close()
-
-    threading.Thread(target=produce, daemon=True, name="rpp-ahead").start()
-    try:
-        while True:
-            more, value = slots.get()
-            if not more:
-                if value is not None:
-                    raise value
-                return
-            yield value
-    finally:
-        stop.set()
