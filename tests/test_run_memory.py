@@ -12,6 +12,7 @@ import gzip
 import tracemalloc
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -175,3 +176,41 @@ print(grown - start, freed - start, rss() - start, _malloc_trim() is not None)
         assert trimmed < grown // 4
     else:
         assert out[3] == "False" and trimmed <= grown
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_dedup_prints_what_the_file_without_its_repeats_prints(tmp_path, seed):
+    """--dedup keeps the best-scored copy of a repeated docno (the earlier line among equal
+    scores), and the ties and trec_eval's C-float order of the rows left come from all rows
+    (their scores are let go before coding): a realistic collection (coarse, constant and
+    float32-tied scores) with copies added after the originals, at a lower score, the same
+    score, or a score equal to it as a C float, prints with --dedup exactly what the
+    collection without the copies prints."""
+    import random
+    from dataclasses import replace
+
+    from .conftest import rpp
+    from .realistic import generate, write_collection
+
+    coll = generate(seed)
+    rng = random.Random(seed)
+    runs = []
+    for run in coll.runs:
+        copied = {}
+        for q, docs in run.items():
+            docs = list(docs)
+            for d, s in rng.sample(docs, rng.randint(0, len(docs))):
+                lower = rng.choice([s, s - 1e-9, s - 0.5, s - 7])
+                at = rng.randint(docs.index((d, s)) + 1, len(docs))
+                docs.insert(at, (d, lower))
+            copied[q] = docs
+        runs.append(copied)
+    assert runs != coll.runs  # some copies were added
+    qrels, clean = write_collection(coll, tmp_path / "clean", "plain")
+    _, repeated = write_collection(replace(coll, runs=runs), tmp_path / "repeated", "plain")
+    for args in (["-q", "--precision", "10"], ["-q", "-M", "2", "-m", "map", "-m", "P.1"],
+                 ["-q", "-m", "rpp", "-m", "ndcg_cut.5", "-m", "RR@10", "-m", "ERR@20", "-m", "Judged@10", "-m", "rbp", "-m", "oi"]):
+        want = rpp("eval", *args, qrels, *clean)
+        got = rpp("eval", "--dedup", *args, qrels, *repeated)
+        assert want.code == got.code == 0, got.err
+        assert got.out == want.out, (seed, args)
