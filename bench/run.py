@@ -143,7 +143,7 @@ SCENARIOS = [
     Scenario("big", "big", ["eval", "-m", "map"], run_files=("run.gz",), targets=[
         Target("peak_mb", "<=", GIB_MB, "peak memory (MB; 1.5 GiB)")]),
     Scenario("big-error", "big", ["eval", "-m", "map"], run_files=("bad.gz",),
-             expect_error="expected 5 or 6 fields", targets=[
+             expect_error=":44999001: expected 5 or 6 fields", targets=[
         Target("peak_mb", "<=", GIB_MB, "peak memory (MB; 1.5 GiB)")], notes=[
         "the run's line 44,999,001 is cut after its rank: rpp reads to the end, then exits 2 "
         "naming that line"]),

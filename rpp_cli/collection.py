@@ -330,18 +330,16 @@ def _load_run(r: int, path: str, qpos: dict[str, int], docs: Dictionary, dedup: 
         del rows
     del keep
     order = rank_rows(docno, query, score, len(qpos))
+    tied, trec = _ties_and_trec_order(docno, query, score, order, len(qpos))
+    counts = np.bincount(query, minlength=len(qpos))
+    del score, query  # the ranking is all that is needed of them: never copied in its order
     data, starts, lens = docno.data, docno.starts, docno.lens
     del docno  # one column at a time: a reordered copy replaces its file-order one
     starts = starts[order]
     lens = lens[order]
     docno = Column(data, starts, lens)
-    del data, starts, lens
-    query = query[order]
-    score = score[order]
-    del order
-    trec = _trec_order(docno, query, score, len(qpos))
-    tied = np.concatenate(([False], (query[1:] == query[:-1]) & (score[1:] == score[:-1])))
-    del score  # the orders are all that is needed of it: not held while the dictionary grows
+    del data, starts, lens, order
+    query = np.repeat(np.arange(len(qpos), dtype=np.int64), counts)  # ranked: by query
     code, repeat = docs.add_batch(docno, query, r, threads)
     notes: list[str] = []
     if repeat.any():
@@ -364,16 +362,35 @@ def _load_run(r: int, path: str, qpos: dict[str, int], docs: Dictionary, dedup: 
     return LoadedRun(path, tag, rows_out, notes, unjudged, np.flatnonzero(~present).tolist())
 
 
-def _trec_order(docno, query: np.ndarray, score: np.ndarray, n_queries: int) -> np.ndarray | None:
-    """trec_eval ranks by scores cast to C float: where that ties scores that differ, the
-    tied rows go by docno instead. The order of the (ranked) rows it gives, or None when it
-    is the same order."""
+TIE_CHUNK = 1 << 20  # ranked rows compared at once by _ties_and_trec_order
+
+
+def _ties_and_trec_order(docno: Column, query: np.ndarray, score: np.ndarray,
+                         order: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """For rows in file order and their ranking ``order`` (rank_rows): which ranked row has
+    the same score as the row above in its query, and trec_eval's order of the ranked rows
+    (scores cast to C float, where that ties scores that differ the docno decides), or None
+    when it is the ranking itself. The ranking is walked a chunk at a time, so no ranked copy
+    of the scores is made."""
+    n = len(order)
+    tied = np.zeros(n, dtype=bool)
+    differs = False
+    for lo in range(1, n, TIE_CHUNK):
+        rows = order[lo - 1:lo + TIE_CHUNK]
+        q, s = query[rows], score[rows]
+        same = q[1:] == q[:-1]
+        equal = same & (s[1:] == s[:-1])
+        tied[lo:lo + len(equal)] = equal
+        with np.errstate(over="ignore"):
+            single = s.astype(np.float32)
+        differs = differs or bool((same & (single[1:] == single[:-1]) & ~equal).any())
+    if not differs:
+        return tied, None
     with np.errstate(over="ignore"):
-        single = score.astype(np.float32)
-    differs = (query[1:] == query[:-1]) & (single[1:] == single[:-1]) & (score[1:] != score[:-1])
-    if not differs.any():
-        return None
-    return rank_rows(docno, query, single.astype(np.float64), n_queries)
+        single = score.astype(np.float32).astype(np.float64)
+    ranked_at = np.empty(n, dtype=np.int64)  # file row -> its place in the ranking
+    ranked_at[order] = np.arange(n)
+    return tied, ranked_at[rank_rows(docno, query, single, n_queries)]
 
 
 def _narrow(codes: np.ndarray) -> np.ndarray:
@@ -385,7 +402,7 @@ def _narrow(codes: np.ndarray) -> np.ndarray:
 def _without(kept: np.ndarray, trec: np.ndarray | None, tied: np.ndarray
              ) -> tuple[np.ndarray | None, np.ndarray]:
     """``trec`` (an order of the ranked rows, or None) and ``tied`` of the rows ``kept`` alone,
-    as :func:`_trec_order` and the ties would be on them, without their scores: an order
+    as :func:`_ties_and_trec_order` would give them, without their scores: an order
     restricted to a subset is the subset's order (a strict order: rows break ties), and tied
     rows are stretches of one score within a query, so two kept rows tie when one stretch
     holds both."""

@@ -12,11 +12,13 @@ import gzip
 import tracemalloc
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rpp_cli.core.table as table
-from rpp_cli.collection import _trec_order, _without
+import rpp_cli.collection as collection
+from rpp_cli.collection import _ties_and_trec_order, _without
 from rpp_cli.core import column_of, rank_rows
 from rpp_cli.io.runs import read_run
 
@@ -98,31 +100,72 @@ SCORES = (1.0, 1.0 + 2**-30, 1.0 + 2**-29, 0.5, 0.5 + 2**-31, 0.25, -3.0)
 DOCNOS = ("d", "d1", "d10", "d2", "doc", "doc-é", "x" * 12, "7", "70", "07")
 
 
+def _rows(rows: list) -> tuple:
+    """(docno, query, score, order) of rows (query, score, docno, ...) in file order."""
+    query = np.array([r[0] for r in rows], dtype=np.int64)
+    score = np.array([r[1] for r in rows])
+    docno = column_of([r[2].encode() for r in rows])
+    return docno, query, score, rank_rows(docno, query, score, 4)
+
+
+def _reference(docno, query, score, order) -> tuple[list[bool], list[int]]:
+    """Ties and trec_eval's order of the ranked rows, literally: the ranked copies, a tie
+    where the row above has the same query and score, and the ranked rows ranked again by
+    their scores as C floats (the identity when no two differing scores become equal)."""
+    q, s, d = query[order], score[order], docno.take(order)
+    tied = [False] + [bool(q[i] == q[i - 1] and s[i] == s[i - 1]) for i in range(1, len(q))]
+    single = s.astype(np.float32).astype(np.float64)
+    return tied, rank_rows(d, q, single, 4).tolist()
+
+
+def _normal(trec: np.ndarray | None, n: int) -> list[int]:
+    """An order as a list, None being the identity."""
+    return list(range(n)) if trec is None else trec.tolist()
+
+
+ROWS = st.lists(st.tuples(st.integers(0, 3), st.sampled_from(SCORES), st.sampled_from(DOCNOS),
+                          st.booleans()), min_size=1, max_size=60)
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(SCORES),
-                          st.sampled_from(DOCNOS), st.booleans()), min_size=1, max_size=60))
+@given(ROWS, st.sampled_from([1, 2, 3, 7, 1 << 20]))
+def test_ties_and_trec_order_walk_the_ranking_by_chunks(rows, chunk):
+    """_ties_and_trec_order, at any chunk size, gives the ties and the C-float order the
+    ranked copies give. Rows that repeat a (query, docno) are left out here: only a repeat
+    can tie on every key, and repeats are dropped (or refused) before the order is used."""
+    seen = set()
+    rows = [r for r in rows if (r[0], r[2]) not in seen and not seen.add((r[0], r[2]))]
+    docno, query, score, order = _rows(rows)
+    old = collection.TIE_CHUNK
+    collection.TIE_CHUNK = chunk
+    try:
+        tied, trec = _ties_and_trec_order(docno, query, score, order, 4)
+    finally:
+        collection.TIE_CHUNK = old
+    want_tied, want_trec = _reference(docno, query, score, order)
+    assert tied.tolist() == want_tied
+    assert _normal(trec, len(rows)) == want_trec
+
+
+@settings(max_examples=200, deadline=None)
+@given(ROWS)
 def test_order_and_ties_of_the_kept_rows_without_their_scores(rows):
-    """_without(kept, trec, tied) on all ranked rows equals _trec_order and the ties computed
-    on the kept rows with their scores (None and the identity are the same order); the row
-    picked first (kept[0] forced True) keeps at least one row."""
-    query = np.array([q for q, _, _, _ in rows], dtype=np.int64)
-    score = np.array([s for _, s, _, _ in rows])
-    docno = column_of([d.encode() for _, _, d, _ in rows])
-    order = rank_rows(docno, query, score, 4)
-    query, score, docno = query[order], score[order], docno.take(order)
-    kept = np.array([k for _, _, _, k in rows])[order]
+    """_without(kept, trec, tied) on all ranked rows equals the ties and C-float order of the
+    kept rows computed with their scores; a row whose (query, docno) came before in ranking
+    order is never kept (as --dedup keeps the first), and the first is always kept."""
+    docno, query, score, order = _rows(rows)
+    tied, trec = _ties_and_trec_order(docno, query, score, order, 4)
+    keys = [(int(query[i]), docno.bytes(i)) for i in order.tolist()]
+    first = np.array([keys.index(k) == i for i, k in enumerate(keys)])
+    kept = first & np.array([rows[i][3] for i in order.tolist()])
     kept[0] = True
-
-    def ties(q: np.ndarray, s: np.ndarray) -> np.ndarray:
-        return np.concatenate(([False], (q[1:] == q[:-1]) & (s[1:] == s[:-1])))
-
-    def normal(trec: np.ndarray | None, n: int) -> list[int]:
-        return list(range(n)) if trec is None else trec.tolist()
-
-    trec, tied = _without(kept, _trec_order(docno, query, score, 4), ties(query, score))
-    want = _trec_order(docno.take(np.flatnonzero(kept)), query[kept], score[kept], 4)
-    assert normal(trec, int(kept.sum())) == normal(want, int(kept.sum()))
-    assert tied.tolist() == ties(query[kept], score[kept]).tolist()
+    trec, tied = _without(kept, trec, tied)
+    file_rows = np.sort(order[kept])  # the kept rows, in file order
+    sub_docno, sub_query, sub_score = docno.take(file_rows), query[file_rows], score[file_rows]
+    want_tied, want_trec = _reference(sub_docno, sub_query, sub_score,
+                                      rank_rows(sub_docno, sub_query, sub_score, 4))
+    assert tied.tolist() == want_tied
+    assert _normal(trec, int(kept.sum())) == want_trec
 
 
 def test_codes_are_kept_as_int32_while_they_fit():
@@ -175,3 +218,41 @@ print(grown - start, freed - start, rss() - start, _malloc_trim() is not None)
         assert trimmed < grown // 4
     else:
         assert out[3] == "False" and trimmed <= grown
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_dedup_prints_what_the_file_without_its_repeats_prints(tmp_path, seed):
+    """--dedup keeps the best-scored copy of a repeated docno (the earlier line among equal
+    scores), and the ties and trec_eval's C-float order of the rows left come from all rows
+    (their scores are let go before coding): a realistic collection (coarse, constant and
+    float32-tied scores) with copies added after the originals, at a lower score, the same
+    score, or a score equal to it as a C float, prints with --dedup exactly what the
+    collection without the copies prints."""
+    import random
+    from dataclasses import replace
+
+    from .conftest import rpp
+    from .realistic import generate, write_collection
+
+    coll = generate(seed)
+    rng = random.Random(seed)
+    runs = []
+    for run in coll.runs:
+        copied = {}
+        for q, docs in run.items():
+            docs = list(docs)
+            for d, s in rng.sample(docs, rng.randint(0, len(docs))):
+                lower = rng.choice([s, s - 1e-9, s - 0.5, s - 7])
+                at = rng.randint(docs.index((d, s)) + 1, len(docs))
+                docs.insert(at, (d, lower))
+            copied[q] = docs
+        runs.append(copied)
+    assert runs != coll.runs  # some copies were added
+    qrels, clean = write_collection(coll, tmp_path / "clean", "plain")
+    _, repeated = write_collection(replace(coll, runs=runs), tmp_path / "repeated", "plain")
+    for args in (["-q", "--precision", "10"], ["-q", "-M", "2", "-m", "map", "-m", "P.1"],
+                 ["-q", "-m", "rpp", "-m", "ndcg_cut.5", "-m", "RR@10", "-m", "ERR@20", "-m", "Judged@10", "-m", "rbp", "-m", "oi"]):
+        want = rpp("eval", *args, qrels, *clean)
+        got = rpp("eval", "--dedup", *args, qrels, *repeated)
+        assert want.code == got.code == 0, got.err
+        assert got.out == want.out, (seed, args)
