@@ -22,7 +22,9 @@ def default_jobs() -> int:
 
 
 # Run files read at once, at most (one is always read): reading and joining a run needs about
-# four times its size for a moment, so this bounds the memory the threads need together.
+# 1.4 times its size for a moment, plus the dictionary's growth, so this bounds the memory the
+# threads need together (tall's 250 MB runs are read one at a time, and their coding then
+# takes the idle cores: Dictionary.add_batch's threads).
 IN_FLIGHT_BYTES = 384 << 20
 
 
