@@ -212,7 +212,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     item_of_doc[item_doc] = np.arange(len(item_doc))
 
     judged = Judged(qids, judged_query, judged_grade)
-    readers = threads_for(run_paths, jobs)
+    readers = min(threads_for(run_paths, jobs), len(run_paths))
     loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, docs, dedup,
                                           qrels.path, max_docs, max(1, jobs // readers)),
                       len(run_paths), readers, label="reading runs")
@@ -313,8 +313,9 @@ def _load_run(r: int, path: str, qpos: dict[str, int], docs: Dictionary, dedup: 
                qrels_path: str, max_docs: int | None, threads: int = 1) -> LoadedRun:
     """Read one run and join it: rows of the qrels' queries, duplicates resolved, ranked, cut
     to ``max_docs`` per query, each (query, docno) coded in ``docs`` (shared by all runs; safe
-    from several threads) by ``threads`` threads (the cores that reading leaves idle)."""
-    run = read_run(path)
+    from several threads). ``threads``: the cores the other readers leave idle, which split
+    the file's windows and code its rows side by side."""
+    run = read_run(path, threads=threads)
     texts = [to_text(q) for q in run.qid_values]
     unjudged = sum(q not in qpos for q in texts)  # qpos: every query of the qrels
     query = run.per_row(np.array([qpos.get(q, -1) for q in texts], dtype=np.int64))

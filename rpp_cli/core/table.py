@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -265,50 +266,89 @@ def split(path: str, fields: tuple[int, ...], counts: tuple[int, ...], kind: str
 
 
 def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
-                 kind: str) -> Iterator[Table]:
+                 kind: str, threads: int = 1) -> Iterator[Table]:
     """:func:`split`, a piece of about WINDOW_BYTES (whole lines) at a time, so that memory
-    holds a window of the file, never all of it: the same rows, errors and line numbers
-    (Table.line0 counts the lines before a piece). As when the file is read whole, the
-    source's own errors (size limit, corrupt gzip) come before the tokenizer's: after a
-    tokenizer error the rest is read, not kept, and then the error raised."""
+    holds a few windows of the file, never all of it: the same rows, errors and line numbers
+    (Table.line0 counts the lines before a piece). With ``threads`` > 1, ``threads`` windows
+    are split side by side (the tokenizer releases the GIL) while the caller codes the
+    windows before them; the file is still read, and gunzipped, in order by one thread. As
+    when the file is read whole, the source's own errors (size limit, corrupt gzip) come
+    before the tokenizer's: after a tokenizer error the rest is read, not kept, and then the
+    error raised."""
     with _AGAIN_LOCK:
         held = _AGAIN.pop(path, None)
     chunks = [held] if held is not None else source_chunks(path, max_input_bytes())
+    state = {"rows": 0, "failed": None}
+
+    def emit(tables: Iterator[Table]) -> Iterator[Table]:
+        """The tables of one buffer, in order, up to its first error (kept, not raised)."""
+        try:
+            for table in tables:
+                state["rows"] += len(table)
+                yield table
+        except InputError as err:
+            state["failed"] = err
+
+    if threads < 2:
+        for pieces in _buffers(chunks, WINDOW_BYTES, state):
+            yield from emit(_split_each(path, pieces, fields, counts, kind))
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            before: list = []  # the buffer before, being split while its own is coded
+            for pieces in _buffers(chunks, WINDOW_BYTES * threads, state):
+                now = [pool.submit(_split_one, path, piece, fields, counts, kind)
+                       for piece in pieces]
+                yield from emit(future.result() for future in before)
+                before = now if state["failed"] is None else []
+            yield from emit(future.result() for future in before)
+    if state["failed"] is not None:
+        raise state["failed"]
+    if state["rows"] == 0:
+        raise InputError(f"empty file: no {kind} lines", path)
+
+
+def _buffers(chunks: Iterable[bytes], window: int, state: dict) -> Iterator[list[tuple]]:
+    """The pieces (data, line0, newlines) of each ``window`` bytes of whole lines of
+    ``chunks``, in file order; once ``state["failed"]``, the rest is read and not split."""
     pending: list[bytes] = []
-    size, line0, rows, failed, want = 0, 0, 0, None, WINDOW_BYTES
+    size, line0, want = 0, 0, window
     for final, chunk in _with_end(chunks):
-        if failed is not None:
+        if state["failed"] is not None:
             continue
         pending.append(bytes(chunk))
         size += len(chunk)
         if size < want and not final:
             continue
         buffer = b"".join(pending)
-        pos = 0
-        try:
-            for cut in _cuts(buffer, final):
-                piece = memoryview(buffer)[pos:cut]
-                base = line0
-                if pos + line0 > 0 and bytes(piece[:3]) == BOM:  # a BOM counts at the start only
-                    piece, base = b"\n" + bytes(piece), line0 - 1
-                table = _split_piece(path, piece, fields, counts, kind, False, base)
-                line0 = table.line0 + table.newlines
-                pos = cut
-                rows += len(table)
-                yield table
-        except InputError as err:
-            failed = err
+        pieces, pos = [], 0
+        for cut in _cuts(buffer, final):
+            piece, base = memoryview(buffer)[pos:cut], line0
+            if pos + line0 > 0 and bytes(piece[:3]) == BOM:  # a BOM counts at the start only
+                piece, base = b"\n" + bytes(piece), line0 - 1
+            newlines = _kernel.count_lines(piece)
+            pieces.append((piece, base, newlines))
+            line0 = base + newlines
+            pos = cut
+        yield pieces
         pending = [buffer[pos:]]
         size = len(pending[0])
         # a line longer than the window (no LF yet): scan again once the buffer has doubled,
         # so a file without line ends costs linear, not quadratic, time
-        want = WINDOW_BYTES if size < WINDOW_BYTES else 2 * size
-    if failed is not None:
-        raise failed
-    if rows == 0:
-        raise InputError(f"empty file: no {kind} lines", path)
+        want = window if size < WINDOW_BYTES else 2 * size
 
 
+def _split_one(path: str, piece: tuple, fields: tuple[int, ...], counts: tuple[int, ...],
+               kind: str) -> Table:
+    """The Table of one piece (data, line0, newlines) of a streamed file."""
+    data, base, newlines = piece
+    return _split_piece(path, data, fields, counts, kind, False, base, newlines)
+
+
+def _split_each(path: str, pieces: list[tuple], fields: tuple[int, ...],
+                counts: tuple[int, ...], kind: str) -> Iterator[Table]:
+    """The Tables of ``pieces``, one after the other, each when it is asked for."""
+    for piece in pieces:
+        yield _split_one(path, piece, fields, counts, kind)
 def _with_end(chunks: Iterable[bytes]) -> Iterator[tuple[bool, bytes]]:
     """(is it the last, chunk) for every chunk; one empty last chunk when there is none."""
     previous = None
@@ -338,11 +378,12 @@ def _cuts(buffer: bytes, final: bool) -> Iterator[int]:
 
 
 def _split_piece(path: str, data: bytes | bytearray | memoryview, fields: tuple[int, ...],
-                 counts: tuple[int, ...], kind: str, more_ok: bool, line0: int) -> Table:
-    """The rows of ``data`` (whole lines, ``line0`` lines into the file) as a Table; errors
-    as :func:`split` names them."""
+                 counts: tuple[int, ...], kind: str, more_ok: bool, line0: int,
+                 newlines: int | None = None) -> Table:
+    """The rows of ``data`` (whole lines, ``line0`` lines into the file; ``newlines`` its LF
+    bytes when the caller counted them) as a Table; errors as :func:`split` names them."""
     want = np.array(sorted(set(fields) | {0}), dtype=np.int32)
-    newlines = _kernel.count_lines(data)
+    newlines = _kernel.count_lines(data) if newlines is None else newlines
     capacity = newlines + 1
     nfields = np.empty(capacity, dtype=np.int32)
     starts = np.empty(capacity * len(want), dtype=np.int64)

@@ -76,14 +76,14 @@ class LineNumbers:
         return row + 1 + int(self.skipped[k])
 
 
-def read_run(path: str, keep_rank: bool = False) -> Run:
+def read_run(path: str, keep_rank: bool = False, threads: int = 1) -> Run:
     """Read one run file (plain, gzip or ``-``); malformed lines raise InputError.
 
-    The file is split a window at a time (:func:`split_stream`) and each piece coded into the
-    arrays kept, so memory is what is kept plus a window, gzip or not. A bad score is raised
-    after the whole file is split, as when the file was read whole: the tokenizer's errors
-    come first. ``keep_rank`` also keeps the rank column (as text), which only ndeval's
-    ordering needs.
+    The file is split a window at a time (:func:`split_stream`, ``threads`` windows side by
+    side) and each piece coded into the arrays kept, so memory is what is kept plus a few
+    windows, gzip or not. A bad score is raised after the whole file is split, as when the
+    file was read whole: the tokenizer's errors come first. ``keep_rank`` also keeps the rank
+    column (as text), which only ndeval's ordering needs.
     """
     fields = (0, 2, 3, 4, 5) if keep_rank else (0, 2, 4, 5)
     qids = Dictionary()
@@ -92,7 +92,7 @@ def read_run(path: str, keep_rank: bool = False) -> Run:
     at, skipped = Growing(np.int64), Growing(np.int64)  # LineNumbers' stretches
     docno, rank = GrowingColumn(), GrowingColumn()
     tag, untagged, rows, bad, last, last_qid = None, None, 0, None, -1, -1
-    for table in split_stream(path, fields, (5, 6), RUN_FORMAT):
+    for table in split_stream(path, fields, (5, 6), RUN_FORMAT, threads):
         if bad is not None or len(table) == 0:
             continue
         try:

@@ -35,6 +35,7 @@ def _commands(qrels: Path, runs: list[Path]) -> list[list[str]]:
         ["meta", "--permutations", "20", "--samples", "5", qrels, *runs],
         ["levels", qrels, a, b],
         ["trec-eval", "-q", qrels, a],
+        ["eval", "-q", "-j", "3", qrels, a],  # one run: its windows split by three threads
     ]
 
 
@@ -130,8 +131,9 @@ def test_bad_lines_give_one_error_at_every_window(tmp_path, monkeypatch, gz, wha
     want = f"rpp: {run}:{number}: {message}\n"
     for window in (DEFAULT, *ODD_WINDOWS):
         monkeypatch.setattr(table, "WINDOW_BYTES", window)
-        res = rpp("eval", qrels, run)
-        assert (res.code, res.err) == (2, want), f"window {window}"
+        for jobs in ("1", "3"):  # the windows split one after the other, or three at once
+            res = rpp("eval", "-j", jobs, qrels, run)
+            assert (res.code, res.err) == (2, want), f"window {window}, -j {jobs}"
 
 
 def test_the_size_limit_comes_before_an_early_bad_line(tmp_path, monkeypatch):
@@ -162,15 +164,18 @@ def test_a_file_of_comments_is_empty_at_every_window(tmp_path, monkeypatch):
                                           "score [tag] lines\n"), window
 
 
+@pytest.mark.parametrize("threads", (1, 2, 3))
 @pytest.mark.parametrize("window", (DEFAULT, *ODD_WINDOWS))
-def test_read_run_keeps_the_same_arrays_at_every_window(tmp_path, monkeypatch, window):
+def test_read_run_keeps_the_same_arrays_at_every_window(tmp_path, monkeypatch, window,
+                                                        threads):
     """A BOM counts only at the very start of the file: one at the start of line 7 is part
     of the qid, wherever the window starts. Lines skip the blank and comment lines 3-4 and
-    the untagged line 8 is found: rows 0..7 are lines 1, 2, 5, 6, 7, 8, 9, 10."""
+    the untagged line 8 is found: rows 0..7 are lines 1, 2, 5, 6, 7, 8, 9, 10; the same when
+    ``threads`` windows are split at once."""
     path = tmp_path / "run"
     path.write_bytes(HEAD + b"\xef\xbb\xbfq2 Q0 d5 3 0.5 tagA\nq3 Q0 d7 1 0.75\n" + TAIL)
     monkeypatch.setattr(table, "WINDOW_BYTES", window)
-    run = read_run(str(path), keep_rank=True)
+    run = read_run(str(path), keep_rank=True, threads=threads)
     assert run.tag == "tagA"
     assert run.qid_values == [b"q1", b"q2", b"\xef\xbb\xbfq2", b"q3"]
     assert run.qid_codes.tolist() == [0, 0, 1, 1, 2, 3, 3, 3]
