@@ -269,9 +269,9 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
                  kind: str, threads: int = 1) -> Iterator[Table]:
     """:func:`split`, a piece of about WINDOW_BYTES (whole lines) at a time, so that memory
     holds a few windows of the file, never all of it: the same rows, errors and line numbers
-    (Table.line0 counts the lines before a piece). With ``threads`` > 1, ``threads`` windows
-    are split side by side (the tokenizer releases the GIL) while the caller codes the
-    windows before them; the file is still read, and gunzipped, in order by one thread. As
+    (Table.line0 counts the lines before a piece). With ``threads`` > 1, a window is cut in
+    ``threads`` pieces split side by side (the tokenizer releases the GIL) while the caller
+    codes the window before; the file is still read, and gunzipped, in order by one thread. As
     when the file is read whole, the source's own errors (size limit, corrupt gzip) come
     before the tokenizer's: after a tokenizer error the rest is read, not kept, and then the
     error raised."""
@@ -295,7 +295,7 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
     else:
         with ThreadPoolExecutor(threads) as pool:
             before: list = []  # the buffer before, being split while its own is coded
-            for pieces in _buffers(chunks, WINDOW_BYTES * threads, state):
+            for pieces in _buffers(chunks, max(1, WINDOW_BYTES // threads), state):
                 now = [pool.submit(_split_one, path, piece, fields, counts, kind)
                        for piece in pieces]
                 yield from emit(future.result() for future in before)
@@ -307,11 +307,12 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
         raise InputError(f"empty file: no {kind} lines", path)
 
 
-def _buffers(chunks: Iterable[bytes], window: int, state: dict) -> Iterator[list[tuple]]:
-    """The pieces (data, line0, newlines) of each ``window`` bytes of whole lines of
-    ``chunks``, in file order; once ``state["failed"]``, the rest is read and not split."""
+def _buffers(chunks: Iterable[bytes], piece_bytes: int, state: dict) -> Iterator[list[tuple]]:
+    """The pieces (data, line0, newlines) of whole lines of about ``piece_bytes`` of each
+    window of ``chunks``, a window at a time, in file order; once ``state["failed"]``, the
+    rest is read and not split."""
     pending: list[bytes] = []
-    size, line0, want = 0, 0, window
+    size, line0, want = 0, 0, WINDOW_BYTES
     for final, chunk in _with_end(chunks):
         if state["failed"] is not None:
             continue
@@ -321,7 +322,7 @@ def _buffers(chunks: Iterable[bytes], window: int, state: dict) -> Iterator[list
             continue
         buffer = b"".join(pending)
         pieces, pos = [], 0
-        for cut in _cuts(buffer, final):
+        for cut in _cuts(buffer, final, piece_bytes):
             piece, base = memoryview(buffer)[pos:cut], line0
             if pos + line0 > 0 and bytes(piece[:3]) == BOM:  # a BOM counts at the start only
                 piece, base = b"\n" + bytes(piece), line0 - 1
@@ -334,7 +335,7 @@ def _buffers(chunks: Iterable[bytes], window: int, state: dict) -> Iterator[list
         size = len(pending[0])
         # a line longer than the window (no LF yet): scan again once the buffer has doubled,
         # so a file without line ends costs linear, not quadratic, time
-        want = window if size < WINDOW_BYTES else 2 * size
+        want = WINDOW_BYTES if size < WINDOW_BYTES else 2 * size
 
 
 def _split_one(path: str, piece: tuple, fields: tuple[int, ...], counts: tuple[int, ...],
@@ -359,13 +360,13 @@ def _with_end(chunks: Iterable[bytes]) -> Iterator[tuple[bool, bytes]]:
     yield True, b"" if previous is None else previous
 
 
-def _cuts(buffer: bytes, final: bool) -> Iterator[int]:
-    """Where the pieces of ``buffer`` end: after the last line end of each WINDOW_BYTES (after
-    the first line end past it for a longer line); the rest waits for more data unless
-    ``final``."""
+def _cuts(buffer: bytes, final: bool, piece_bytes: int) -> Iterator[int]:
+    """Where the pieces of ``buffer`` end: after the last line end of each ``piece_bytes``
+    (after the first line end past it for a longer line); the rest waits for more data
+    unless ``final``."""
     pos = 0
     while pos < len(buffer):
-        end = pos + WINDOW_BYTES
+        end = pos + piece_bytes
         if end > len(buffer) and not final:
             return
         cut = buffer.rfind(b"\n", pos, end) + 1 or buffer.find(b"\n", end) + 1

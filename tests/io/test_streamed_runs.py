@@ -204,8 +204,8 @@ def test_a_file_without_line_ends_is_scanned_a_logarithmic_number_of_times(tmp_p
     monkeypatch.setattr(table, "WINDOW_BYTES", 1024)
     scans = []
     real = table._cuts
-    monkeypatch.setattr(table, "_cuts", lambda buffer, final: (scans.append(len(buffer)),
-                                                               real(buffer, final))[1])
+    monkeypatch.setattr(table, "_cuts", lambda buffer, final, size: (
+        scans.append(len(buffer)), real(buffer, final, size))[1])
     res = rpp("eval", "-m", "map", DEMO / "qrels", path)
     assert res.code == 2 and ":1: " in res.err and "0x0d" in res.err, res.err
     assert 0 < len(scans) <= 16, len(scans)
