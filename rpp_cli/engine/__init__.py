@@ -167,12 +167,20 @@ def _fork_worker(fn: Callable, shards: Sequence, siblings: list[Connection]
     worker closes the parent's ends of its ``siblings``' pipes, so each pipe has one reader."""
     parent, child = Pipe()
     me = os.getpid()
-    pid = os.fork()
+    # Ctrl-C waits until the fork is done: arriving during the fork's at-fork hooks (logging
+    # registers some), its exception would be "ignored" there and the command run on.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
     if pid == 0:  # the worker: never returns
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for conn in (parent, *siblings):
             conn.close()
         _die_with(me)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         _ENGINE[:] = [Inline()]  # work a shard itself shards runs here, inline
         status = 0
         try:
@@ -189,6 +197,7 @@ def _fork_worker(fn: Callable, shards: Sequence, siblings: list[Connection]
             status = 1
         finally:
             os._exit(status)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C held back is raised now
     child.close()
     return pid, parent
 
