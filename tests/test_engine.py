@@ -17,6 +17,7 @@ import pytest
 
 from rpp_cli.engine import (EXIT_WORKER_DIED, Inline, Lazy, Processes, Threads, WorkerDied,
                             query_shards, session)
+from rpp_cli.core import PARALLEL_ROWS
 from rpp_cli.errors import InputError
 from rpp_cli.results import Results
 
@@ -300,3 +301,36 @@ def test_a_local_dask_cluster_is_quiet_and_exact(big_collection, dask_engine):
     local, dask = run("-j", "1"), run("--dask", "local:2")
     assert dask.returncode == 0 and dask.stderr == ""
     assert dask.stdout == local.stdout and local.stdout.count("\n") > 10_000
+
+
+def test_a_large_run_read_alone_prints_the_same_on_every_core(tmp_path):
+    """A run of over PARALLEL_ROWS rows read alone: its windows are split and its rows coded
+    by the idle cores (-j 3: three parts). With tied scores, --dedup over copies at lower and
+    equal scores and -M, every -j prints what -j 1 prints."""
+    script = ROOT / "fixtures" / "make_collection.py"
+    subprocess.run([sys.executable, str(script), "--out", str(tmp_path), "--runs", "2",
+                    "--queries", "300", "--depth", "500", "--seed", "8", "--docnos", "mixed"],
+                   check=True, capture_output=True)
+    run = sorted((tmp_path / "runs").iterdir())[0]
+    lines = run.read_bytes().splitlines(keepends=True)
+    copies = []
+    for line in lines[::997]:  # a copy at a lower score, and one at the same score
+        qid, q0, docno, rank, score, *tag = line.split()
+        copies.append(b" ".join([qid, q0, docno, rank, b"%r" % (float(score) - 1.0), *tag])
+                      + b"\n")
+        copies.append(line)
+    big = tmp_path / "big.run"
+    big.write_bytes(b"".join(lines + copies))
+    assert len(lines) + len(copies) > PARALLEL_ROWS
+    qrels = str(tmp_path / "qrels")
+    outputs = {}
+    for jobs in ("1", "2", "3"):
+        for extra in ((), ("-M", "100")):
+            res = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-q", "--dedup",
+                                  "--precision", "10", "-j", jobs, *extra, qrels, str(big)],
+                                 capture_output=True, text=True, timeout=300)
+            assert res.returncode == 0, res.stderr
+            outputs[(jobs, extra)] = res.stdout
+    for (jobs, extra), out in outputs.items():
+        assert out == outputs[("1", extra)] and out.count("\n") > 1000, (jobs, extra)
+    assert "repeated docnos dropped" in res.stderr
