@@ -150,11 +150,12 @@ def test_qrels_from_a_pipe_with_subtopics_is_read_once(tmp_path):
 def test_a_bug_is_never_a_success_nor_a_failed_check(monkeypatch, capsys):
     """An unexpected exception exits 70 (EX_SOFTWARE) with its traceback, not 0 or 1."""
     from rpp_cli import cli as cli_module
+    from rpp_cli.commands import eval as eval_module
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(cli_module, "run_eval", broken)
+    monkeypatch.setattr(eval_module, "run_eval", broken)
     monkeypatch.setattr(sys, "argv", ["rpp", "eval", str(PAPER / "qrels"), str(PAPER / "run.X")])
     exits = []
     monkeypatch.setattr(os, "_exit", lambda code: exits.append(code) or (_ for _ in ()).throw(

@@ -1,0 +1,95 @@
+"""``rpp meta``: how sure one can be of each measure (power, agreement, robustness)."""
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+import click
+
+from ..aggregate import ORDERINGS
+from ..evaluate import Options, split_paths
+from ..metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
+from ..report import plot
+from ..report import table as table_report
+from ..report import write as write_report
+from ..options import (FILE, input_options, number_list, output_options, print_notes, quiet_option,
+                       seed_option, subtopics_option, view_option)
+
+
+@click.command("meta")
+@click.argument("qrels", type=FILE, metavar="[QRELS]")
+@click.argument("runs", nargs=-1, type=FILE, metavar="RUN...")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="Measure to study; repeatable (default: as rpp eval).")
+@click.option("--analysis", "analyses", default=",".join(ANALYSES), show_default=True,
+              help="Comma-separated analyses to run.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Significance level of discriminative power.")
+@click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10_000,
+              show_default=True,
+              help="Label permutations of the randomized Tukey HSD.")
+@click.option("--samples", type=click.IntRange(1, 10_000_000), default=1000, show_default=True,
+              help="Random query subsets (robustness) and split halves (predictive).")
+@click.option("--query-counts", callback=number_list(int), metavar="K,K,...",
+              help="Robustness grid of query-subset sizes (default: 10%, 25%, 50%, 75% "
+                   "of the queries).")
+@click.option("--judged-fractions", callback=number_list(float), metavar="F,F,...",
+              help="Also robustness to keeping a fraction F of each query's relevant "
+                   "judgments (re-evaluates every measure per sample: slow). Default: not "
+                   "done.")
+@click.option("--judged-samples", type=click.IntRange(1, 1_000_000), default=10,
+              show_default=True,
+              help="Draws per judged fraction.")
+@click.option("--judged-policy", type=click.Choice(JUDGED_POLICIES), default="random",
+              show_default=True,
+              help="Which relevant judgments a fraction keeps: a random sample, or those a "
+                   "shallow pool of the runs reaches first (best rank over the runs).")
+@click.option("--top-fraction", type=float, default=0.75, show_default=True,
+              help="Predictive power among the top fraction of runs by map (Webber et al.).")
+@click.option("--ordering", type=click.Choice([*ORDERINGS, "all"]), default="mc4",
+              show_default=True,
+              help="System ordering of preference measures (metrics: by mean); all: study "
+                   "each ordering of M as M:win, M:borda, M:mc4.")
+@seed_option("Seed of every random draw.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
+              help="Also draw the robustness curves (needs matplotlib). Default: no plot.")
+@output_options
+@view_option
+@subtopics_option
+@input_options
+@quiet_option
+def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], analyses: str,
+                 alpha: float, permutations: int, samples: int,
+                 query_counts: tuple[int, ...] | None, judged_fractions: tuple[float, ...] | None,
+                 judged_samples: int, judged_policy: str, top_fraction: float, ordering: str,
+                 seed: int,
+                 plot_path: str | None, fmt: str, precision: int, view: str,
+                 subtopics: str | None, options: Options) -> None:
+    """How well does each measure tell RUN files apart, agree with the others, survive fewer
+    queries or judgments and predict itself on unseen queries? (Lines: measure as run.)
+
+    \b
+      power_ttest           \tall\trpp\t0.6000
+      agreement_tau         \tall\trpp\tmap\t0.8667
+      robust_queries_12     \tall\trpp\t0.9120
+      predictive_tau        \tall\trpp\tmap\t0.7733
+    """
+    if plot_path:
+        plot.check(plot_path)
+    notes: list[str] = []
+    opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,
+                       permutations, samples, query_counts, judged_fractions or (),
+                       judged_samples, top_fraction, ordering, seed, judged_policy)
+    qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
+    meta = plan_meta(qrels_path, run_paths, list(measures) or None,
+                     replace(options, subtopics=subtopics), opts, notes)
+    print_notes(notes)
+    notes.clear()
+    meta.run()
+    print_notes(notes)
+    if plot_path:
+        plot.robustness_curves(meta.results, plot_path, meta.scatter, meta.differences)
+    if view == "human":
+        table_report.write(meta.results, sys.stdout, precision)
+    else:
+        write_report(meta.results, fmt, sys.stdout, precision)

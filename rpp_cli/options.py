@@ -1,0 +1,169 @@
+"""The click options the commands share, and how notes reach stderr (unless -Q)."""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Callable
+
+import click
+
+from . import engine
+from .errors import InputError, shown
+from .evaluate import Options
+from .progress import show_bars
+from .report import FORMATS
+from .stats import DEFAULT_SEED, MAX_SEED
+from .io.runs import NAME_SOURCES
+from .parallel import default_jobs
+
+FILE = click.Path(readable=False)
+"""An input file: completes as a file name in the shell; the readers open it (and say what is
+wrong with it in rpp's one-line form), so click checks nothing."""
+
+
+def print_notes(notes: list[str]) -> None:
+    """Notes on stderr, one line each, unless --quiet."""
+    if click.get_current_context().meta.get(QUIET):
+        return
+    for note in notes:
+        click.echo(f"rpp: note: {shown(note)}", err=True)
+
+
+QUIET = "rpp.quiet"  # ctx.meta key: --quiet given to rpp or to the command
+
+
+def quiet_callback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """``-Q``: no notes and no progress bars for this command. rpp's own option sets the
+    default of every run (so an earlier in-process run leaves nothing behind); the command's
+    can only add quiet."""
+    if value or param.name == "group_quiet":
+        ctx.meta[QUIET] = value
+        show_bars(not value)
+
+
+def quiet_option(fn):
+    """``-Q, --quiet`` on a command, as on rpp itself."""
+    return click.option("-Q", "--quiet", is_flag=True, expose_value=False,
+                        callback=quiet_callback,
+                        help="No notes and no progress bars on stderr; errors stay (and rpp "
+                             "check's verdicts).")(fn)
+
+
+def input_options(fn):
+    """Options every evaluating command shares (relevance level, corpus size, duplicates,
+    -j and --dask, run names, -M); the command receives them as one ``options: Options``."""
+    @functools.wraps(fn)
+    def command(*args, level, corpus_size, dedup, jobs, dask, names, names_from, max_docs,
+                **kwargs):
+        with engine.session(jobs, dask):
+            return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names,
+                                              max_docs=max_docs, names_from=names_from),
+                      **kwargs)
+
+    command = click.option("-M", "--max-docs", "max_docs", type=click.IntRange(1, 1 << 40),
+                           metavar="K",
+                           help="Keep each run's top K documents per query, as trec_eval -M "
+                                "and pref_eval --topk (default: all).")(command)
+    command = click.option("--names-from", "names_from", type=click.Choice(NAME_SOURCES),
+                           default="file",
+                           help="What names a run: its file name less .gz ('-' for stdin), or "
+                                "its tag (6th field of its first line).")(command)
+    command = click.option("--name", "names", multiple=True, metavar="NAME",
+                           help="Name of a run, once per RUN in the same order (default: "
+                                "--names-from).")(command)
+    command = click.option("--dedup", is_flag=True,
+                           help="Keep the best-scored copy of a docno repeated within a query "
+                                "(default: it is an error, as in trec_eval).")(command)
+    command = click.option("--corpus-size", type=click.IntRange(1, MAX_CORPUS_SIZE), metavar="N",
+                           help="Corpus size n for unretrieved items (default: distinct items "
+                                "in the runs' rankings and relevant items of the query, paper "
+                                "§5.5).")(command)
+    command = click.option("--dask", metavar="ADDRESS",
+                           help="Run the shards of work on a Dask cluster: a scheduler's "
+                                "address (tcp://host:8786) or local[:N] for a LocalCluster "
+                                "of N processes (needs pip install 'rpp-cli[dask]'; see "
+                                "docs/scaling.md). Default: $RPP_DASK, else this machine "
+                                "(-j).")(command)
+    command = click.option("-j", "--jobs", type=click.IntRange(1, 256), default=default_jobs(),
+                           show_default=True, metavar="N",
+                           help="Threads that read and join runs, and worker processes "
+                                "that evaluate shards of queries (default: the cores, at "
+                                "most 4).")(command)
+    command = click.option("-l", "--level", type=float, metavar="L",
+                           help="Relevance level: grade >= L is relevant (default: grade > "
+                                "0).")(command)
+    return command
+
+
+def subtopics_option(fn):
+    """``--subtopics FILE`` for the commands that evaluate runs (eval, compare, meta)."""
+    return click.option("--subtopics", type=FILE, metavar="FILE",
+                        help="Subtopic qrels (qid subtopic docno grade): adds st-rpp, st-dcgrpp, "
+                             "st-invrpp and ndeval's ERR-IA@20 alpha-nDCG@20 MAP-IA strec@20 "
+                             "to the defaults. QRELS may then be '-' or omitted (grade = "
+                             "largest over subtopics). Default: none.")(fn)
+
+
+MAX_CORPUS_SIZE = 1 << 40  # positions are int64 sums of at most 2^40 per item: no overflow
+
+
+def output_options(fn):
+    """``--format`` and ``--precision``, for every command that prints a Results table; the
+    command then ends with ``write_report(results, fmt, sys.stdout, precision)``."""
+    fn = click.option("--precision", type=click.IntRange(0, 17), default=4, metavar="N",
+                      help="Decimals printed, the same in every format.")(fn)
+    fn = click.option("--format", "fmt", type=click.Choice(FORMATS), default="trec",
+                      help="trec: tab-separated lines, value last; jsonl: one JSON "
+                           "object a line; csv: with a header row; matrix: aligned tables "
+                           "(run x run per preference measure, run x measure); markdown, "
+                           "latex: the same tables for papers.")(fn)
+    return fn
+
+
+def number_list(kind: type) -> Callable:
+    """A click callback parsing a comma-separated list; a bad item is an InputError."""
+    def parse(ctx: click.Context, param: click.Parameter, value: str | None):
+        if value is None:
+            return None
+        try:
+            return tuple(kind(v) for v in value.split(","))
+        except ValueError:
+            raise InputError(f"--{param.name.replace('_', '-')}: '{value}' is not a "
+                             f"comma-separated list of {kind.__name__} values") from None
+    return parse
+
+
+def seed_option(what: str) -> Callable:
+    """``--seed``: a whole number from 0 to 2^63 - 1 (numpy's generators take no negative
+    seed), checked by click before any work."""
+    return click.option("--seed", type=click.IntRange(0, MAX_SEED), default=DEFAULT_SEED,
+                        show_default=True, metavar="N", help=what)
+
+
+def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A click callback refusing NaN (which passes every range check) and infinities."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+def permutation_options(what: str) -> Callable:
+    """``--permutations`` (default 10000) and ``--seed`` of a randomized test."""
+    def add(fn):
+        fn = seed_option("Seed of the random draws (results are deterministic).")(fn)
+        return click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000,
+                            show_default=True, help=what)(fn)
+    return add
+
+
+def view_option(fn):
+    """``--view``: contract §7 lines (default) or aligned tables for people."""
+    return click.option("--view", type=click.Choice(VIEWS), default="trec",
+                        show_default=True,
+                        help="human: aligned tables for people instead of --format; "
+                             "trec: as --format says; paper (compare): one row per run with "
+                             "the best in bold and significance letters, in --format latex "
+                             "or markdown.")(fn)
+
+
+VIEWS = ("trec", "human", "paper")
