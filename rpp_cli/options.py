@@ -41,6 +41,17 @@ def quiet_callback(ctx: click.Context, param: click.Parameter, value: bool) -> N
         show_bars(not value)
 
 
+def collection_arguments(measure_help: str) -> Callable:
+    """``[QRELS] RUN...`` and ``-m NAME`` (``measure_help``: what -m does in this command),
+    for the commands that evaluate runs (eval, compare, meta)."""
+    def add(fn):
+        fn = click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+                          help=measure_help)(fn)
+        fn = click.argument("runs", nargs=-1, type=FILE, metavar="RUN...")(fn)
+        return click.argument("qrels", type=FILE, metavar="[QRELS]")(fn)
+    return add
+
+
 def quiet_option(fn):
     """``-Q, --quiet`` on a command, as on rpp itself."""
     return click.option("-Q", "--quiet", is_flag=True, expose_value=False,

@@ -12,15 +12,12 @@ from ..report import table as table_report
 from ..report import write as write_report
 from ..stats import CORRECTIONS, TESTS, compare_runs, query_counts
 from ..report import paper as paper_report
-from ..options import (FILE, input_options, output_options, permutation_options, print_notes,
-                       quiet_option, subtopics_option, view_option)
+from ..options import (collection_arguments, input_options, output_options, permutation_options,
+                       print_notes, quiet_option, subtopics_option, view_option)
 
 
 @click.command("compare")
-@click.argument("qrels", type=FILE, metavar="[QRELS]")
-@click.argument("runs", nargs=-1, type=FILE, metavar="RUN...")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
-              help="Measure to test; repeatable (default: as rpp eval).")
+@collection_arguments("Measure to test; repeatable (default: as rpp eval).")
 @click.option("--test", type=click.Choice(TESTS), default="randomization", show_default=True,
               help="Paired t-test, paired randomization (sign flips) or randomized Tukey HSD.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,

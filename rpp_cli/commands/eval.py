@@ -12,17 +12,14 @@ from ..evaluate import Options, default_measures, lower_is_better, run_eval, spl
 from ..measures import DEFAULTS, PREFERENCE, REGISTRY
 from ..report import plot
 from ..report import write as write_report
-from ..options import (FILE, input_options, output_options, print_notes, quiet_option,
-                       subtopics_option)
+from ..options import (collection_arguments, input_options, output_options, print_notes,
+                       quiet_option, subtopics_option)
 
 
 @click.command("eval")
-@click.argument("qrels", type=FILE, metavar="[QRELS]")
-@click.argument("runs", nargs=-1, type=FILE, metavar="RUN...")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
-              help="Measure to compute; repeatable. trec_eval syntax works (P.5,10, "
-                   f"ndcg_cut.10, official); 'rpp measures' lists them. "
-                   f"Default: {' '.join(DEFAULTS)}.")
+@collection_arguments("Measure to compute; repeatable. trec_eval syntax works (P.5,10, "
+                      f"ndcg_cut.10, official); 'rpp measures' lists them. "
+                      f"Default: {' '.join(DEFAULTS)}.")
 @click.option("-q", "--per-query", is_flag=True, help="Also print per-query values.")
 @click.option("-n", "--no-summary", is_flag=True, help="Do not print the 'all' lines.")
 @output_options

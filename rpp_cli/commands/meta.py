@@ -12,15 +12,12 @@ from ..metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
 from ..report import plot
 from ..report import table as table_report
 from ..report import write as write_report
-from ..options import (FILE, input_options, number_list, output_options, print_notes, quiet_option,
-                       seed_option, subtopics_option, view_option)
+from ..options import (collection_arguments, input_options, number_list, output_options,
+                       print_notes, quiet_option, seed_option, subtopics_option, view_option)
 
 
 @click.command("meta")
-@click.argument("qrels", type=FILE, metavar="[QRELS]")
-@click.argument("runs", nargs=-1, type=FILE, metavar="RUN...")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
-              help="Measure to study; repeatable (default: as rpp eval).")
+@collection_arguments("Measure to study; repeatable (default: as rpp eval).")
 @click.option("--analysis", "analyses", default=",".join(ANALYSES), show_default=True,
               help="Comma-separated analyses to run.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
