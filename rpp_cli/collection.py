@@ -21,7 +21,7 @@ from .core.memory import release_free_memory
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids, to_text
 from .io.runs import name_runs, read_run
-from .parallel import map_runs, threads_for
+from .parallel import PER_RUN_THREADS, map_runs, threads_for
 
 if TYPE_CHECKING:
     from .subtopics import SubtopicIndex
@@ -213,8 +213,9 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
 
     judged = Judged(qids, judged_query, judged_grade)
     readers = min(threads_for(run_paths, jobs), len(run_paths))
+    per_run = max(1, min(jobs // readers, PER_RUN_THREADS))  # the cores readers leave idle
     loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, docs, dedup,
-                                          qrels.path, max_docs, max(1, jobs // readers)),
+                                          qrels.path, max_docs, per_run),
                       len(run_paths), readers, label="reading runs")
     run_names = name_runs(loaded, names, names_from)
     ranks = np.zeros((len(loaded), len(item_doc)), dtype=np.int64)

@@ -28,6 +28,11 @@ def default_jobs() -> int:
 IN_FLIGHT_BYTES = 384 << 20
 
 
+# Threads that split and code one run, at most: past this a window's pieces get small and the
+# one thread that reads the file sets the pace.
+PER_RUN_THREADS = 16
+
+
 def threads_for(paths: list[str], jobs: int) -> int:
     """Threads for reading ``paths``: ``jobs``, fewer when that many of the largest files
     would be more than IN_FLIGHT_BYTES at once (stdin: one)."""
