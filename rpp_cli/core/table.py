@@ -350,6 +350,8 @@ def _split_each(path: str, pieces: list[tuple], fields: tuple[int, ...],
     """The Tables of ``pieces``, one after the other, each when it is asked for."""
     for piece in pieces:
         yield _split_one(path, piece, fields, counts, kind)
+
+
 def _with_end(chunks: Iterable[bytes]) -> Iterator[tuple[bool, bytes]]:
     """(is it the last, chunk) for every chunk; one empty last chunk when there is none."""
     previous = None

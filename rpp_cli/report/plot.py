@@ -270,6 +270,7 @@ def _agreement(ax, fig, agreement: dict[tuple[str, str], float]) -> None:
     ax.set_title("Agreement of the orderings (Kendall's tau)")
     fig.colorbar(image, ax=ax, shrink=0.8)
 
+
 def difference_ecdf(path: str, difference: np.ndarray, runs: tuple[str, str],
                     shares: np.ndarray, n_queries: int) -> None:
     """``rpp levels --plot`` over several queries: the ECDF of the per-level differences
