@@ -109,13 +109,14 @@ def connect(address: str) -> Iterator[DaskEngine]:
 
         def start() -> tuple[Any, Any]:
             """The cluster and its client; a dead worker is an error at once (no silent
-            re-run), and Dask's own warnings (a busy dashboard port, large payloads) stay
-            out of rpp's stderr."""
+            re-run), and Dask's own warnings (a busy dashboard port, large payloads) and its
+            workers' logs (a heartbeat that meets the scheduler closing) stay out of rpp's
+            stderr."""
             with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
                     warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=40)
+                                       dashboard_address=None, silence_logs=logging.CRITICAL)
                 return cluster, Client(cluster)
 
         with ThreadPoolExecutor(1, thread_name_prefix="rpp-dask") as pool:

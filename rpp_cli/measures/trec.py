@@ -545,7 +545,10 @@ def trec_shards(judged, runs: list) -> tuple[np.ndarray, Lazy]:
             judged_row = doc < len(slot)
             local = np.where(judged_row, slot[np.where(judged_row, doc, 0)] - first,
                              len(codes))  # unjudged: any code >= len(codes)
-            parts.append((r.qidx[lo:hi] - q0, local))
+            # int32 when a shard's judged codes fit (8 bytes a row, not 12, when a shard
+            # travels to a Dask worker)
+            parts.append((r.qidx[lo:hi] - q0,
+                          local.astype(np.int32) if len(codes) < 1 << 31 else local))
         return TrecShard(q1 - q0, judged.query[codes] - q0, judged.grade[codes], parts)
     return bounds, Lazy(len(bounds) - 1, build)
 
