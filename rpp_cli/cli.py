@@ -14,8 +14,9 @@ from typing import Iterator
 
 import click
 
-from . import __version__, allocator
+from . import __version__
 from .commands import COMMANDS
+from .core import memory
 from .errors import EXIT_BAD_INPUT, InputError, shown
 from .options import quiet_callback
 from .report import discard_stdout
@@ -119,7 +120,7 @@ def main() -> None:
     stderr is a courtesy: when it is closed or fails, notes are dropped and nothing else changes.
     """
     signal.signal(signal.SIGINT, _interrupt)
-    allocator.tune()
+    memory.tune()
     guard_stderr()  # stderr closed or failing: notes are lost, results and status are not
     if sys.stdout is None:  # started with stdout closed (>&-)
         _cannot_write("standard output is closed")

@@ -194,7 +194,7 @@ def test_a_freed_dictionary_goes_back_to_the_system():
     script = """
 import numpy as np
 from rpp_cli.core import Dictionary, column_of
-from rpp_cli.core.memory import _malloc_trim, release_free_memory
+from rpp_cli.core.memory import _glibc, release_free_memory
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * 4096
 start = rss()
@@ -208,7 +208,7 @@ grown = rss()
 del d
 freed = rss()
 release_free_memory()
-print(grown - start, freed - start, rss() - start, _malloc_trim() is not None)
+print(grown - start, freed - start, rss() - start, _glibc("malloc_trim") is not None)
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True).stdout.split()

@@ -13,10 +13,11 @@ releases the GIL, so runs can be read and joined by a pool of threads.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from . import _kernel
-from ..parallel import map_runs
 from ._kernel import format_rows, nested_dicts
 from .table import Column, Table, column_of, line_at, read_bytes, split
 
@@ -53,11 +54,15 @@ class Dictionary:
         keys = _keys(keys)
         cuts = _key_cuts(keys, threads if len(col) >= PARALLEL_ROWS else 1)
 
-        def part(k: int) -> None:
-            lo, hi = cuts[k], cuts[k + 1]
+        def part(lo: int, hi: int) -> None:
             self._map.intern(col.data, col.starts[lo:hi], col.lens[lo:hi], keys[lo:hi],
                              out[lo:hi], repeat[lo:hi], batch)
-        map_runs(part, len(cuts) - 1, len(cuts) - 1)
+        if len(cuts) == 2:
+            part(0, len(col))
+        else:
+            with ThreadPoolExecutor(len(cuts) - 1) as pool:
+                for done in [pool.submit(part, lo, hi) for lo, hi in zip(cuts, cuts[1:])]:
+                    done.result()  # a part's error (out of memory, a bad key) is raised
         return out, repeat.view(bool)
 
     def find(self, col: Column, keys: np.ndarray | None = None) -> np.ndarray:

@@ -107,8 +107,8 @@ def connect(address: str) -> Iterator[DaskEngine]:
         level = quiet.level
         quiet.setLevel(logging.CRITICAL)  # a worker's death is our one-line error, not a log
 
-        def start() -> tuple[Any, Any]:
-            """The cluster and its client; a dead worker is an error at once (no silent
+        def start() -> Any:
+            """A client of a new cluster (``client.cluster``); a dead worker is an error at once (no silent
             re-run), and Dask's own warnings (a busy dashboard port, large payloads) and its
             workers' logs (a heartbeat that meets the scheduler closing) stay out of rpp's
             stderr."""
@@ -117,16 +117,16 @@ def connect(address: str) -> Iterator[DaskEngine]:
                 warnings.simplefilter("ignore")
                 cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                        dashboard_address=None, silence_logs=logging.CRITICAL)
-                return cluster, Client(cluster)
+                return Client(cluster)
 
         with ThreadPoolExecutor(1, thread_name_prefix="rpp-dask") as pool:
             started = pool.submit(start)  # while the runs are read
             try:
-                yield DaskEngine(pool.submit(lambda: started.result()[1]), n)
+                yield DaskEngine(started, n)
             finally:
-                cluster, client = started.result()
+                client = started.result()
                 client.close()
-                cluster.close()
+                client.cluster.close()
                 quiet.setLevel(level)
         return
     try:
