@@ -10,17 +10,18 @@ number of items and retrieved codes. Runs are read and joined by a pool of threa
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .core import Column, Dictionary, column_of, group_positions, rank_rows
+from .core import Dictionary, column_of, rank_rows
 from .core.memory import release_free_memory
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids, to_text
-from .io.runs import name_runs, read_run
+from .io.runs import name_runs
+from .join import Coder, RunRows, load_run
 from .parallel import PER_RUN_THREADS, map_runs, threads_for
 
 if TYPE_CHECKING:
@@ -31,26 +32,6 @@ RESERVED_QID = "all"  # the qid column of the summary lines (contract §7)
 # A position key is segment * _SEG + rank; unretrieved members get _UNRET, above any rank.
 _UNRET = np.int64(1 << 40)
 _SEG = np.int64(1 << 41)
-
-
-@dataclass
-class RunRows:
-    """The rows of one run that the evaluation uses (queries of the qrels, duplicates resolved),
-    in ranking order: by query, then score desc, docno desc. No docno text is kept: ``doc``
-    codes identify them exactly."""
-
-    qidx: np.ndarray  # int32 query index of each row (non-decreasing)
-    doc: np.ndarray  # code of the (query, docno) in the collection's dictionary (int32
-    # while the codes fit, 4 bytes a kept row: see _narrow)
-    trec_doc: np.ndarray | None  # the codes in trec_eval's order (C-float scores; its top K
-    # with -M K), when that differs from ``doc``; a query has as many rows in both
-    tied: np.ndarray | None = None  # (rows,) bool: same score as the row above in its query
-    # (None: no two rows tie); ir_measures' providers order such rows by docno ascending
-
-    @property
-    def rank(self) -> np.ndarray:
-        """1-based rank of each row within its query."""
-        return group_positions(self.qidx) + 1
 
 
 @dataclass(frozen=True)
@@ -214,29 +195,36 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     judged = Judged(qids, judged_query, judged_grade)
     readers = min(threads_for(run_paths, jobs), len(run_paths))
     per_run = max(1, min(jobs // readers, PER_RUN_THREADS))  # the cores readers leave idle
-    loaded = map_runs(lambda r: _load_run(r, run_paths[r], qpos, docs, dedup,
-                                          qrels.path, max_docs, per_run),
+    coder = Coder(docs, len(qids), shared=len(run_paths) > 1)
+    loaded = map_runs(lambda r: load_run(r, len(run_paths), run_paths[r], qpos, coder, dedup,
+                                         qrels.path, max_docs, per_run),
                       len(run_paths), readers, label="reading runs")
     run_names = name_runs(loaded, names, names_from)
     ranks = np.zeros((len(loaded), len(item_doc)), dtype=np.int64)
     for r, (run, name) in enumerate(zip(loaded, run_names)):
         rows, unjudged, missing = run.rows, run.unjudged, run.missing
-        hit = rows.doc < n_judged
-        rank = rows.rank
+        counts = np.diff(rows.bounds(len(qids)))
+        hit = np.flatnonzero(rows.doc < n_judged)  # the judged rows: few, in most runs
+        query = rows.qidx[hit]
+        rank = hit - (np.cumsum(counts) - counts)[query] + 1
         item = item_of_doc[rows.doc[hit]]
-        ranks[r, item[item >= 0]] = rank[hit][item >= 0]
-        notes.extend(_judged_notes(name, rows.qidx, rank, hit, len(qids)))
+        ranks[r, item[item >= 0]] = rank[item >= 0]
+        notes.extend(_judged_notes(name, counts, query, rank))
         if unjudged:
             notes.append(f"{name}: {_count(unjudged, 'query', 'queries')} not in the qrels, "
                          "ignored")
-        notes.extend(run.notes)
+        if run.repeats:
+            notes.append(f"{run.path}: {_count(run.repeats, 'repeated docno', 'repeated docnos')}"
+                         " dropped, kept the best-scored copy of each")
         if missing:
             shown = ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
             notes.append(f"{name}: {_count(len(missing), 'judged query', 'judged queries')} "
                          f"not in the run, scored as empty rankings as trec_eval -c does "
                          f"({shown}); if they should not count, leave them out of the qrels")
-    union = corpus_sizes(docs.keys(), [run.rows.doc for run in loaded], item_doc, len(qids))
+    union = corpus_sizes(coder.code_query(), [run.rows.doc for run in loaded], item_doc,
+                         len(qids))
     del docs  # the dictionary's work is done: what it held goes back to the system
+    coder = None  # (it holds the dictionary)
     release_free_memory()
     if corpus_size is not None and (union > corpus_size).any():
         q = int(np.argmax(union > corpus_size))
@@ -250,28 +238,40 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
                                                                   dtype=np.int64), level)
 
 
-def corpus_sizes(code_query: np.ndarray, run_docs: list[np.ndarray], item_doc: np.ndarray,
-                 n_queries: int) -> np.ndarray:
+def corpus_sizes(code_query: list[np.ndarray], run_docs: list[np.ndarray],
+                 item_doc: np.ndarray, n_queries: int) -> np.ndarray:
     """(Q,) default corpus size n (contract §2, paper §5.5): the distinct items of each query
     in the union of every run's ranking (after -M) and its relevant items (the items), from
-    their codes (dense, one per (query, docno); ``code_query`` gives each code's query): a
-    mark per code, so the cost is one pass over the rows (no sort, no copy of them)."""
-    seen = np.zeros(len(code_query), dtype=bool)
+    their codes (dense, one per (query, docno); the arrays of ``code_query`` give each code's
+    query, one after the other): a mark per code, so the cost is one pass over the rows (no
+    sort, no copy of them)."""
+    seen = np.zeros(sum(len(keys) for keys in code_query), dtype=bool)
     for docs in (*run_docs, item_doc):
         seen[docs] = True
-    return np.bincount(code_query[seen], minlength=n_queries).astype(np.int64)
+    sizes, start = np.zeros(n_queries, dtype=np.int64), 0
+    for keys in code_query:
+        for lo in range(0, len(keys), COUNT_CHUNK):  # bincount copies its input as int64
+            part = keys[lo:lo + COUNT_CHUNK]
+            sizes += np.bincount(part[seen[start + lo:start + lo + len(part)]],
+                                 minlength=n_queries)
+        start += len(keys)
+    return sizes
 
 
-def _judged_notes(name: str, query: np.ndarray, rank: np.ndarray, judged: np.ndarray,
-                  n_queries: int) -> list[str]:
+COUNT_CHUNK = 1 << 22  # codes counted at once by corpus_sizes
+
+
+def _judged_notes(name: str, counts: np.ndarray, query: np.ndarray, rank: np.ndarray
+                  ) -> list[str]:
     """A warning when nothing a run retrieved is judged (document qrels with passage runs?),
-    a note when under half of its top 10 is: its scores then say little. Each says what to do."""
-    if not judged.any():
+    a note when under half of its top 10 is: its scores then say little. Each says what to do.
+    ``counts``: the run's rows of each query; ``query``, ``rank``: those of its judged rows."""
+    if len(query) == 0:
         return [f"{name}: none of the docnos it retrieved is judged, so it scores 0: check that "
                 "the run and the qrels use the same document ids (documents or passages?)"]
-    top = rank <= 10
-    shown = np.bincount(query[top], minlength=n_queries)
-    fraction = np.bincount(query[top & judged], minlength=n_queries)[shown > 0] / shown[shown > 0]
+    shown = np.minimum(counts, 10)
+    top = np.bincount(query[rank <= 10], minlength=len(counts))
+    fraction = top[shown > 0] / shown[shown > 0]
     if fraction.mean() < 0.5:
         return [f"{name}: only {fraction.mean():.0%} of its top 10 is judged (mean over queries); "
                 "unjudged documents count as non-relevant, so its scores are likely too low: "
@@ -298,146 +298,7 @@ def _items(docs: Dictionary, judged_query: np.ndarray, judged_grade: np.ndarray,
     return codes[order][::-1][np.argsort(query[order][::-1], kind="stable")]
 
 
-@dataclass
-class LoadedRun:
-    """What reading and joining one run file leaves: its name sources and its rows."""
-
-    path: str
-    tag: str | None
-    rows: RunRows
-    notes: list[str]
-    unjudged: int  # queries of the run the qrels do not judge
-    missing: list[int]  # queries of the qrels the run has no line for
-
-
-def _load_run(r: int, path: str, qpos: dict[str, int], docs: Dictionary, dedup: bool,
-               qrels_path: str, max_docs: int | None, threads: int = 1) -> LoadedRun:
-    """Read one run and join it: rows of the qrels' queries, duplicates resolved, ranked, cut
-    to ``max_docs`` per query, each (query, docno) coded in ``docs`` (shared by all runs; safe
-    from several threads). ``threads``: the cores the other readers leave idle, which split
-    the file's windows and code its rows side by side."""
-    run = read_run(path, threads=threads)
-    texts = [to_text(q) for q in run.qid_values]
-    unjudged = sum(q not in qpos for q in texts)  # qpos: every query of the qrels
-    query = run.per_row(np.array([qpos.get(q, -1) for q in texts], dtype=np.int64))
-    keep = query >= 0
-    if not keep.any():
-        raise InputError(f"shares no query with the qrels ({qrels_path})", path=run.path)
-    path, tag, line_of = run.path, run.tag, run.docno_line()
-    docno, score = run.docno, run.score
-    del run  # what is held from here on is named: each array is replaced as it is reordered
-    if not keep.all():
-        rows = np.flatnonzero(keep)  # file rows of the qrels' queries
-        docno, score, query = docno.take(rows), score[rows], query[rows]
-        del rows
-    del keep
-    order = rank_rows(docno, query, score, len(qpos))
-    tied, trec = _ties_and_trec_order(docno, query, score, order, len(qpos))
-    counts = np.bincount(query, minlength=len(qpos))
-    del score, query  # the ranking is all that is needed of them: never copied in its order
-    data, starts, lens = docno.data, docno.starts, docno.lens
-    del docno  # one column at a time: a reordered copy replaces its file-order one
-    starts = starts[order]
-    lens = lens[order]
-    docno = Column(data, starts, lens)
-    del data, starts, lens, order
-    query = np.repeat(np.arange(len(qpos), dtype=np.int64), counts)  # ranked: by query
-    code, repeat = docs.add_batch(docno, query, r, threads)
-    notes: list[str] = []
-    if repeat.any():
-        _resolve_duplicates(path, docno, line_of, list(qpos), query, code, repeat, dedup,
-                            notes)
-        trec, tied = _without(~repeat, trec, tied)
-        query, code = query[~repeat], code[~repeat]
-    del docno
-    code = _narrow(code)
-    trec_doc = None if trec is None else code[trec]
-    if max_docs is not None:  # -M K: each query's top K in either order, as trec_eval's -M
-        keep = group_positions(query) < max_docs  # the same rows of a query in both orders
-        query, code, tied = query[keep], code[keep], tied[keep]
-        if trec_doc is not None:
-            trec_doc = trec_doc[keep]
-            trec_doc = None if (trec_doc == code).all() else trec_doc
-    rows_out = RunRows(query.astype(np.int32), code, trec_doc, tied if tied.any() else None)
-    present = np.zeros(len(qpos), dtype=bool)
-    present[query] = True
-    return LoadedRun(path, tag, rows_out, notes, unjudged, np.flatnonzero(~present).tolist())
-
-
-TIE_CHUNK = 1 << 20  # ranked rows compared at once by _ties_and_trec_order
-
-
-def _ties_and_trec_order(docno: Column, query: np.ndarray, score: np.ndarray,
-                         order: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """For rows in file order and their ranking ``order`` (rank_rows): which ranked row has
-    the same score as the row above in its query, and trec_eval's order of the ranked rows
-    (scores cast to C float, where that ties scores that differ the docno decides), or None
-    when it is the ranking itself. The ranking is walked a chunk at a time, so no ranked copy
-    of the scores is made."""
-    n = len(order)
-    tied = np.zeros(n, dtype=bool)
-    differs = False
-    for lo in range(1, n, TIE_CHUNK):
-        rows = order[lo - 1:lo + TIE_CHUNK]
-        q, s = query[rows], score[rows]
-        same = q[1:] == q[:-1]
-        equal = same & (s[1:] == s[:-1])
-        tied[lo:lo + len(equal)] = equal
-        with np.errstate(over="ignore"):
-            single = s.astype(np.float32)
-        differs = differs or bool((same & (single[1:] == single[:-1]) & ~equal).any())
-    if not differs:
-        return tied, None
-    with np.errstate(over="ignore"):
-        single = score.astype(np.float32).astype(np.float64)
-    ranked_at = np.empty(n, dtype=np.int64)  # file row -> its place in the ranking
-    ranked_at[order] = np.arange(n)
-    return tied, ranked_at[rank_rows(docno, query, single, n_queries)]
-
-
-def _narrow(codes: np.ndarray) -> np.ndarray:
-    """Dictionary codes (>= 0) as int32 when they all fit, else as they are: a run keeps one
-    per row, so this halves them (index arrays of either type select the same elements)."""
-    return codes.astype(np.int32) if codes.max(initial=0) < 1 << 31 else codes
-
-
-def _without(kept: np.ndarray, trec: np.ndarray | None, tied: np.ndarray
-             ) -> tuple[np.ndarray | None, np.ndarray]:
-    """``trec`` (an order of the ranked rows, or None) and ``tied`` of the rows ``kept`` alone,
-    as :func:`_ties_and_trec_order` would give them, without their scores: an order
-    restricted to a subset is the subset's order (a strict order: rows break ties), and tied
-    rows are stretches of one score within a query, so two kept rows tie when one stretch
-    holds both."""
-    stretch = np.cumsum(~tied)[kept]
-    tied = np.concatenate(([False], stretch[1:] == stretch[:-1]))
-    if trec is None:
-        return None, tied
-    renumber = np.cumsum(kept) - 1
-    trec = renumber[trec[kept[trec]]]
-    return (None if (trec == np.arange(len(trec))).all() else trec), tied
-
-
 def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def _resolve_duplicates(path: str, docno: Column, line_of: Callable[[int], int],
-                        qids: list[str], query: np.ndarray, code: np.ndarray,
-                        repeat: np.ndarray, dedup: bool, notes: list[str]) -> None:
-    """Ranked rows whose (query, docno) ``code`` repeats (``repeat``: not its first row in
-    ranking order): an error at the first repeat in file order, or with ``dedup`` a note (the
-    caller keeps the best-scored copy: the first in ranking order, the earliest line among
-    equal scores). Lines are found from the docnos' offsets (``line_of``)."""
-    if not dedup:
-        repeated = np.flatnonzero(np.isin(code, code[repeat]))
-        seen: set[int] = set()
-        for i in repeated[np.argsort(docno.starts[repeated])].tolist():  # in file order
-            if int(code[i]) in seen:
-                break  # the first line that repeats an earlier one
-            seen.add(int(code[i]))
-        early = int(docno.starts[code == code[i]].min())
-        raise InputError(f"docno '{docno.text(i)}' repeated in query {qids[query[i]]} "
-                         f"(first at line {line_of(early)}); use --dedup to keep "
-                         "the best-scored copy", path, line_of(int(docno.starts[i])))
-    notes.append(f"{path}: {_count(int(repeat.sum()), 'repeated docno', 'repeated docnos')}"
-                 " dropped, kept the best-scored copy of each")

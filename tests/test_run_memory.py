@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rpp_cli.core.table as table
-import rpp_cli.collection as collection
-from rpp_cli.collection import _ties_and_trec_order, _without
+import rpp_cli.join as join
+from rpp_cli.join import _ties_and_trec_order, _without
 from rpp_cli.core import column_of, rank_rows
 from rpp_cli.io.runs import read_run
 
@@ -138,12 +138,12 @@ def test_ties_and_trec_order_walk_the_ranking_by_chunks(rows, chunk):
     seen = set()
     rows = [r for r in rows if (r[0], r[2]) not in seen and not seen.add((r[0], r[2]))]
     docno, query, score, order = _rows(rows)
-    old = collection.TIE_CHUNK
-    collection.TIE_CHUNK = chunk
+    old = join.TIE_CHUNK
+    join.TIE_CHUNK = chunk
     try:
         tied, trec = _ties_and_trec_order(docno, query, score, order, 4)
     finally:
-        collection.TIE_CHUNK = old
+        join.TIE_CHUNK = old
     want_tied, want_trec = _reference(docno, query, score, order)
     assert tied.tolist() == want_tied
     assert _normal(trec, len(rows)) == want_trec
@@ -173,7 +173,7 @@ def test_order_and_ties_of_the_kept_rows_without_their_scores(rows):
 def test_codes_are_kept_as_int32_while_they_fit():
     """A run keeps one dictionary code a row: int32 up to 2^31 - 1 (the same values), int64
     beyond (never wrapped)."""
-    from rpp_cli.collection import _narrow
+    from rpp_cli.join import _narrow
 
     small = _narrow(np.array([0, 5, (1 << 31) - 1], dtype=np.int64))
     assert small.dtype == np.int32 and small.tolist() == [0, 5, (1 << 31) - 1]

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from ..core import Column, Dictionary
-from ..core.table import Growing, GrowingColumn, packed_column, packed_starts, split_stream
+from ..core.table import (Growing, GrowingColumn, Table, packed_column, packed_starts,
+                          split_stream)
 from ..errors import InputError, shown
 
 RUN_FORMAT = "run: qid Q0 docno rank score [tag]"
@@ -18,10 +19,10 @@ RUN_FORMAT = "run: qid Q0 docno rank score [tag]"
 
 @dataclass
 class Run:
-    """One system's retrieved lists, as columns in file order: only what is kept of the
-    file (its bytes are read a window at a time and let go). A row costs its docno's bytes,
-    2 bytes of docno length and 8 of score; its query is kept per stretch of rows with one
-    qid (a run lists a query's rows together)."""
+    """One system's retrieved lists, or a batch of whole queries of them (:class:`RunStream`),
+    as columns in file order: only what is kept of the file (its bytes are read a window at a
+    time and let go). A row costs its docno's bytes, 2 bytes of docno length and 8 of score;
+    its query is kept per stretch of rows with one qid (a run lists a query's rows together)."""
 
     path: str
     tag: str | None  # the tag of the first line, if it has one
@@ -31,15 +32,21 @@ class Run:
     docno_bytes: bytearray  # the docnos back to back, in file order
     docno_lens: np.ndarray  # (rows,) uint16 their lengths
     score: np.ndarray
-    lines: "LineNumbers"  # each row's line in the file (for messages)
+    lines: "LineNumbers"  # each file row's line (for messages)
     rank: Column | None = None  # the rank column as text (only `rpp ndeval` orders by it)
     untagged: int | None = None  # the first row without a 6th field (ndeval needs every tag)
+    first_rows: np.ndarray | None = None  # (S,) int64 file row of each stretch's first row
+    # (None: the rows are the whole file's, first_rows is stretch_starts)
 
     def __len__(self) -> int:
         return len(self.score)
 
     def line(self, row: int) -> int:
-        return self.lines.line(row)
+        return self.lines.line(self.file_row(row))
+
+    def file_row(self, row: int) -> int:
+        """The row of the file that is row ``row`` here."""
+        return _file_row(self.stretch_starts, self.first_rows, row)
 
     @cached_property
     def docno(self) -> Column:
@@ -59,73 +66,250 @@ class Run:
     def docno_line(self) -> Callable[[int], int]:
         """The line of the row whose docno is at an offset in :attr:`docno_bytes`, for
         messages once the rows are reordered (keeps the lengths and lines, not the run)."""
-        lens, lines = self.docno_lens, self.lines
-        return lambda offset: lines.line(int(np.searchsorted(packed_starts(lens), offset)))
+        starts, at, first, lines = (packed_starts(self.docno_lens), self.stretch_starts,
+                                    self.first_rows, self.lines)
+        return lambda offset: lines.line(_file_row(at, first, int(np.searchsorted(
+            starts, offset, side="right")) - 1))
 
 
-@dataclass
+def _file_row(stretch_starts: np.ndarray, first_rows: np.ndarray | None, row: int) -> int:
+    """The file row of a run's row ``row`` (see :attr:`Run.first_rows`)."""
+    if first_rows is None:
+        return row
+    k = int(np.searchsorted(stretch_starts, row, side="right")) - 1
+    return int(first_rows[k]) + row - int(stretch_starts[k])
+
+
 class LineNumbers:
     """The 1-based line of every row of a file, as the rows where ``line - row`` changes
-    (blank and comment lines): one entry for a file without them."""
+    (blank and comment lines): one entry for a file without them. Rows are added as the
+    file is read; a row's line is known once it is."""
 
-    rows: np.ndarray  # int64, first row of each stretch, ascending
-    skipped: np.ndarray  # int64, lines before that row that are not rows
+    def __init__(self) -> None:
+        self._rows, self._skipped = Growing(np.int64), Growing(np.int64)
+        self._last = -1  # skipped lines before the last row added
+
+    def add(self, table: Table, row0: int) -> None:
+        """Note the lines of ``table``'s rows, the file's rows row0, row0 + 1, ..."""
+        if table.lines_in == len(table) and table.line0 - row0 == self._last:
+            return  # no blank or comment line: as before
+        gap = table.lines(np.arange(len(table))) - np.arange(len(table)) - 1 - row0
+        change = np.flatnonzero(np.diff(gap, prepend=self._last))
+        self._rows.append(change + row0)
+        self._skipped.append(gap[change])
+        self._last = int(gap[-1])
 
     def line(self, row: int) -> int:
-        k = int(np.searchsorted(self.rows, row, side="right")) - 1
-        return row + 1 + int(self.skipped[k])
+        rows = self._rows.array()  # a view, let go before any row is added
+        k = int(np.searchsorted(rows, row, side="right")) - 1
+        return row + 1 + int(self._skipped.array()[k])
+
+
+# Rows of whole queries a RunStream gathers before it hands them on: each batch is joined
+# at once, so this sets the bytes of docnos held per reader (a few MB), and a per-batch cost.
+BATCH_ROWS = 1 << 18
+
+
+class Reappeared(Exception):
+    """A query a RunStream already handed on has rows again: the file does not list each
+    query's rows together. Its reader starts again, whole (``eager=False``)."""
+
+
+class RunStream:
+    """A run file (plain, gzip or ``-``) split a window at a time and handed on as batches of
+    whole queries, so that the caller can join each batch and let its docnos go.
+
+    Iterating yields :class:`Run` batches; ``qid_values``, ``tag``, ``untagged`` and
+    ``lines`` describe the whole file once the iteration ends. With ``eager``, a batch is
+    handed on as soon as its queries are closed: every stretch of them comes before every
+    stretch of a query still open (so a batch's lines all come before the next batch's), and
+    a query already handed on that has rows again raises :class:`Reappeared`. Without it, the
+    whole file is one batch. ``query(qid) -> int`` (>= 0 kept, -1 dropped) drops the rows of
+    queries nobody evaluates as they are read. Malformed lines raise InputError, after the
+    whole file is read: the tokenizer's first, then a bad score's.
+    """
+
+    def __init__(self, path: str, keep_rank: bool = False, threads: int = 1,
+                 query: Callable[[bytes], int] | None = None, eager: bool = False) -> None:
+        self.path, self.keep_rank, self.threads, self.eager = path, keep_rank, threads, eager
+        self._query = query
+        self._qids = Dictionary()
+        self._query_of = Growing(np.int64)  # query(qid) of each qid code, with a query
+        self.tag: str | None = None
+        self.untagged: int | None = None
+        self.lines = LineNumbers()
+        self.rows = 0  # rows of the file read so far
+
+    @property
+    def qid_values(self) -> list[bytes]:
+        """The distinct qids of the file so far, in order of first appearance."""
+        return self._qids.strings()
+
+    def query_of(self) -> np.ndarray:
+        """(qid codes,) int64 ``query(qid)`` of each qid so far (needs ``query``)."""
+        return self._query_of.array().copy()
+
+    def __iter__(self) -> Iterator[Run]:
+        fields = (0, 2, 3, 4, 5) if self.keep_rank else (0, 2, 4, 5)
+        pending = _Pending(self.keep_rank)
+        handed = np.zeros(0, dtype=bool)  # per qid code: handed on in a batch
+        bad, last_qid, check_at = None, -1, BATCH_ROWS
+        for table in split_stream(self.path, fields, (5, 6), RUN_FORMAT, self.threads):
+            if bad is not None or len(table) == 0:
+                continue
+            try:
+                score = table.floats(4, "score")
+            except InputError as err:
+                bad = err  # raised once the rest is split: the tokenizer's errors come first
+                continue
+            rows = self.rows
+            self.rows += len(table)
+            self.lines.add(table, rows)
+            if rows == 0 and table.nfields[0] == 6:
+                self.tag = table.column(5).text(0)  # only the first line's tag names the run
+            short = np.flatnonzero(table.nfields < 6)
+            if self.untagged is None and len(short):
+                self.untagged = rows + int(short[0])
+            code = self._qids.add(table.column(0))
+            self._new_qids()
+            new = np.flatnonzero(np.diff(code, prepend=last_qid))  # rows starting a stretch
+            last_qid = pending.open = int(code[-1])
+            if self.eager and len(handed):
+                again = code[new][code[new] < len(handed)]
+                if handed[again].any():
+                    raise Reappeared(self.path)
+            kept = np.arange(len(table))
+            if self._query is not None:  # a stretch is kept or dropped whole
+                kept = np.flatnonzero(self._query_of.array()[code] >= 0)
+                if len(kept) == 0:
+                    continue
+                starts = np.zeros(len(table), dtype=bool)
+                starts[new] = True
+                new = np.flatnonzero(starts[kept])
+            pending.add(table, kept, score, code, new, rows)
+            if self.eager and len(pending) >= check_at:
+                batch = pending.closed()
+                if batch is None:
+                    check_at = 2 * len(pending)  # cuts seldom met: checks stay linear
+                    continue
+                handed = np.concatenate((handed, np.zeros(len(self._query_of.array())
+                                                          - len(handed), dtype=bool)))
+                handed[batch.qid_stretches] = True
+                check_at = len(pending) + BATCH_ROWS
+                yield self._batch(batch)
+        if bad is not None:
+            raise bad
+        if len(pending):
+            yield self._batch(pending.all())
+
+    def _new_qids(self) -> None:
+        """Give the qids added since the last call their query (``query``), or keep them."""
+        known = len(self._query_of.array()) if self._query is not None else 0
+        if self._query is None or known == len(self._qids):
+            return
+        added = self._qids.strings(np.arange(known, len(self._qids)))
+        self._query_of.append(np.array([self._query(q) for q in added], dtype=np.int64))
+
+    def _batch(self, run: Run) -> Run:
+        run.path = self.path
+        run.qid_values = self.qid_values if self._query is None else []
+        run.tag, run.untagged, run.lines = self.tag, self.untagged, self.lines
+        return run
+
+
+class _Pending:
+    """The rows a RunStream holds: stretches of one qid, in file order, with the file row
+    each stretch starts at."""
+
+    def __init__(self, keep_rank: bool) -> None:
+        self.keep_rank = keep_rank
+        self.docno, self.rank = GrowingColumn(), GrowingColumn()
+        self.score = Growing(np.float64)
+        self.qid, self.start, self.row = Growing(np.int32), Growing(np.int64), Growing(np.int64)
+        self.n = 0
+        self.open = -1  # the qid code of the file's last row (its query may go on)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def add(self, table: Table, kept: np.ndarray, score: np.ndarray, code: np.ndarray,
+            new: np.ndarray, row0: int) -> None:
+        """Hold ``table``'s rows ``kept`` (file rows row0 + kept), ``new`` the kept rows
+        that start a stretch (the first continues the last stretch unless it is in ``new``)."""
+        whole = len(kept) == len(table)
+        self.docno.append(table.column(2) if whole else table.column(2).take(kept))
+        if self.keep_rank:
+            self.rank.append(table.column(3) if whole else table.column(3).take(kept))
+        self.score.append(score if whole else score[kept])
+        self.qid.append(code[kept[new]])
+        self.start.append(new + self.n)
+        self.row.append(kept[new] + row0)
+        self.n += len(kept)
+
+    def closed(self) -> Run | None:
+        """The longest prefix of stretches whose queries have no stretch after it and are
+        closed (not the file's last qid), taken out as a batch; None when there is none."""
+        qid = self.qid.array()
+        last = np.zeros(int(qid.max()) + 1, dtype=np.int64)
+        np.maximum.at(last, qid, np.arange(len(qid)))
+        reach = np.maximum.accumulate(last[qid])
+        ok = np.flatnonzero(reach == np.arange(len(qid)))
+        ok = ok[qid[ok] != self.open] if len(ok) else ok
+        del qid
+        if len(ok) == 0:
+            return None
+        return self._take(int(ok[-1]) + 1)
+
+    def all(self) -> Run:
+        return self._take(len(self.qid.array()))
+
+    def _take(self, stretches: int) -> Run:
+        """The first ``stretches`` stretches as a Run, in the buffers they were held in
+        (cut off, not copied); the rest stay, copied into buffers of their own."""
+        start = self.start.array()
+        rows = int(start[stretches]) if stretches < len(start) else self.n
+        del start
+        lens = _cut(self.docno.lens, rows)
+        docno = _cut_bytes(self.docno.data, int(lens.sum(dtype=np.int64)))
+        rank = None
+        if self.keep_rank:
+            rank_lens = _cut(self.rank.lens, rows)
+            rank = packed_column(_cut_bytes(self.rank.data, int(rank_lens.sum(dtype=np.int64))),
+                                 rank_lens)
+        run = Run("", None, _cut(self.qid, stretches), _cut(self.start, stretches), [], docno,
+                  lens, _cut(self.score, rows), None, rank,  # type: ignore[arg-type]
+                  first_rows=_cut(self.row, stretches))
+        self.start.buffer = bytearray(memoryview(self.start.array() - rows).cast("B"))
+        self.n -= rows
+        return run
+
+
+def _cut_bytes(grown: Growing, n: int) -> bytearray:
+    """The first ``n`` bytes of ``grown``'s buffer: that buffer itself, cut short (its bytes
+    are not copied); ``grown`` keeps the rest, in a buffer of its own."""
+    held = grown.buffer
+    grown.buffer = held[n:]
+    del held[n:]
+    return held
+
+
+def _cut(grown: Growing, n: int) -> np.ndarray:
+    """The first ``n`` values of ``grown`` as an array (see :func:`_cut_bytes`)."""
+    return np.frombuffer(_cut_bytes(grown, n * grown.dtype.itemsize), dtype=grown.dtype)
 
 
 def read_run(path: str, keep_rank: bool = False, threads: int = 1) -> Run:
-    """Read one run file (plain, gzip or ``-``); malformed lines raise InputError.
+    """Read one run file (plain, gzip or ``-``) whole; malformed lines raise InputError.
 
-    The file is split a window at a time (:func:`split_stream`, ``threads`` windows side by
+    The file is split a window at a time (:class:`RunStream`, ``threads`` windows side by
     side) and each piece coded into the arrays kept, so memory is what is kept plus a few
-    windows, gzip or not. A bad score is raised after the whole file is split, as when the
-    file was read whole: the tokenizer's errors come first. ``keep_rank`` also keeps the rank
-    column (as text), which only ndeval's ordering needs.
+    windows, gzip or not. ``keep_rank`` also keeps the rank column (as text), which only
+    ndeval's ordering needs.
     """
-    fields = (0, 2, 3, 4, 5) if keep_rank else (0, 2, 4, 5)
-    qids = Dictionary()
-    stretch_qid, stretch_at = Growing(np.int32), Growing(np.int64)  # stretches of one qid
-    score = Growing(np.float64)
-    at, skipped = Growing(np.int64), Growing(np.int64)  # LineNumbers' stretches
-    docno, rank = GrowingColumn(), GrowingColumn()
-    tag, untagged, rows, bad, last, last_qid = None, None, 0, None, -1, -1
-    for table in split_stream(path, fields, (5, 6), RUN_FORMAT, threads):
-        if bad is not None or len(table) == 0:
-            continue
-        try:
-            score.append(table.floats(4, "score"))
-        except InputError as err:
-            bad = err
-            continue
-        if rows == 0 and table.nfields[0] == 6:
-            tag = table.column(5).text(0)  # only the first line's tag names the run
-        short = np.flatnonzero(table.nfields < 6)
-        if untagged is None and len(short):
-            untagged = rows + int(short[0])
-        code = qids.add(table.column(0))
-        new = np.flatnonzero(np.diff(code, prepend=last_qid))
-        stretch_qid.append(code[new])
-        stretch_at.append(new + rows)
-        last_qid = int(code[-1])
-        docno.append(table.column(2))
-        if keep_rank:
-            rank.append(table.column(3))
-        if table.lines_in != len(table) or table.line0 - rows != last:  # else: as before
-            gap = table.lines(np.arange(len(table))) - np.arange(len(table)) - 1 - rows
-            change = np.flatnonzero(np.diff(gap, prepend=last))
-            at.append(change + rows)
-            skipped.append(gap[change])
-            last = int(gap[-1])
-        rows += len(table)
-    if bad is not None:
-        raise bad
-    return Run(path, tag, stretch_qid.array(), stretch_at.array(), qids.strings(),
-               docno.data.buffer, docno.lens.array(), score.array(),
-               LineNumbers(at.array(), skipped.array()), rank.column() if keep_rank else None,
-               untagged)
+    stream = RunStream(path, keep_rank, threads)
+    run = next(iter(stream))  # the whole file is one batch; an empty file is an error
+    run.path, run.first_rows = path, None
+    return run
 
 
 NAME_SOURCES = ("file", "tag")  # --names-from: what names a run when --name does not

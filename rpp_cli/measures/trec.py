@@ -531,7 +531,8 @@ def trec_shards(judged, runs: list) -> tuple[np.ndarray, Lazy]:
     judged_bounds = np.searchsorted(judged.query[by_query], np.arange(len(judged.qids) + 1))
     slot = np.empty(len(by_query), dtype=np.int64)  # code -> its place in by_query
     slot[by_query] = np.arange(len(by_query))
-    rows = sum(np.bincount(r.qidx, minlength=len(judged.qids)) for r in runs)
+    run_bounds = [r.bounds(len(judged.qids)) for r in runs]
+    rows = sum(np.diff(b) for b in run_bounds)
     bounds = query_shards(np.asarray(rows, dtype=np.float64) + 1.0, current().workers)
 
     def build(i: int) -> TrecShard:
@@ -539,8 +540,8 @@ def trec_shards(judged, runs: list) -> tuple[np.ndarray, Lazy]:
         first = judged_bounds[q0]
         codes = by_query[first:judged_bounds[q1]]  # a query's rows hold only its own codes
         parts = []
-        for r in runs:
-            lo, hi = np.searchsorted(r.qidx, (q0, q1))
+        for r, at in zip(runs, run_bounds):
+            lo, hi = int(at[q0]), int(at[q1])
             doc = (r.doc if r.trec_doc is None else r.trec_doc)[lo:hi]
             judged_row = doc < len(slot)
             local = np.where(judged_row, slot[np.where(judged_row, doc, 0)] - first,

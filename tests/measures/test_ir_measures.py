@@ -97,7 +97,7 @@ def test_err_takes_the_integer_part_of_grades_up_to_4(tiny):
 def test_docno_ascending_ranks_reverse_each_group_of_ties():
     """Rows ranked (score desc, docno desc) in two queries; tied groups rows 1-3 and 5-6 are
     read backwards: ranks 1 4 3 2 | 1 3 2 (query 1 starts at row 4)."""
-    from rpp_cli.collection import RunRows
+    from rpp_cli.join import RunRows
     from rpp_cli.measures.ir_measures import docno_ascending_ranks
 
     qidx = np.array([0, 0, 0, 0, 1, 1, 1], dtype=np.int32)

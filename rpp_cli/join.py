@@ -1,0 +1,302 @@
+"""Joining a run to the qrels (contract §1-2): each batch of whole queries a RunStream hands
+on is ranked (score desc, docno desc), its repeated docnos resolved, and each (query, docno)
+coded, so the docnos' bytes are let go a batch at a time; the batches' rows are then laid
+out by query.
+
+Judged docnos get their code in the collection's dictionary (codes 0..J-1). Other docnos need
+an identity across runs only when there are several runs (the default corpus size counts the
+union of their rankings; offline interleaving merges them): then they are coded in that
+dictionary too, bytes compared; with one run, each distinct unjudged (query, docno) of it
+gets a fresh code of its own, and the dictionary keeps judged docnos only.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .core import Column, Dictionary, group_positions, rank_rows
+from .core.memory import release_free_memory
+from .core.table import Growing
+from .errors import InputError
+from .io.qrels import to_text
+from .io.runs import Reappeared, Run, RunStream
+
+
+@dataclass
+class RunRows:
+    """The rows of one run that the evaluation uses (queries of the qrels, duplicates resolved),
+    in ranking order: by query, then score desc, docno desc. No docno text is kept: ``doc``
+    codes identify them exactly."""
+
+    qidx: np.ndarray  # int32 query index of each row (non-decreasing)
+    doc: np.ndarray  # code of the (query, docno) in the collection's dictionary (int32
+    # while the codes fit, 4 bytes a kept row: see _narrow)
+    trec_doc: np.ndarray | None  # the codes in trec_eval's order (C-float scores; its top K
+    # with -M K), when that differs from ``doc``; a query has as many rows in both
+    tied: np.ndarray | None = None  # (rows,) bool: same score as the row above in its query
+    # (None: no two rows tie); ir_measures' providers order such rows by docno ascending
+
+    @property
+    def rank(self) -> np.ndarray:
+        """1-based rank of each row within its query."""
+        return group_positions(self.qidx) + 1
+
+    def bounds(self, n_queries: int) -> np.ndarray:
+        """(n_queries + 1,) int64 offsets: query q's rows are ``bounds[q]:bounds[q + 1]``
+        (found without a copy of ``qidx``: values of its own type)."""
+        return np.searchsorted(self.qidx, np.arange(n_queries + 1, dtype=self.qidx.dtype))
+
+
+class Coder:
+    """Codes the (query, docno) rows of a collection's runs (module docstring): judged ones by
+    their code in ``docs``, others in ``docs`` too when ``shared``, else by fresh codes
+    J, J + 1, ... Safe from several threads."""
+
+    def __init__(self, docs: Dictionary, n_queries: int, shared: bool) -> None:
+        self.docs, self.n_queries, self.shared = docs, n_queries, shared
+        self.n_judged = len(docs)
+        self._fresh = Growing(np.int32)  # the query of each fresh code, J on
+        self._fresh_count = 0
+        self._lock = threading.Lock()
+        if not shared:
+            docs.freeze()
+
+    def code(self, docno: Column, query: np.ndarray, batch: int, threads: int
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """The code of each row (``query`` ascending) and a mask of the rows whose code an
+        earlier row of this call had; ``batch``: a number no other run's calls use."""
+        if self.shared:
+            return self.docs.add_batch(docno, query, batch, threads)
+        local, repeat = Dictionary(self.n_queries).add_batch(docno, query, 0, threads)
+        code = self.docs.find(docno, query)
+        new = (code < 0) & ~repeat  # the first row of each unjudged docno
+        with self._lock:
+            base = self.n_judged + self._fresh_count
+            self._fresh.append(query[new])
+            self._fresh_count += int(new.sum())
+        fresh = np.zeros(int(local.max(initial=-1)) + 1, dtype=np.int64)
+        fresh[local[new]] = base + np.arange(int(new.sum()))
+        unjudged = code < 0
+        code[unjudged] = fresh[local[unjudged]]
+        return code, repeat
+
+    def code_query(self) -> list[np.ndarray]:
+        """The query of every code so far, in code order: the dictionary's codes', then the
+        fresh codes' (two arrays, not joined: the second may be as long as a run)."""
+        return [self.docs.keys(), self._fresh.array()]
+
+
+@dataclass
+class LoadedRun:
+    """What reading and joining one run file leaves: its name sources and its rows."""
+
+    path: str
+    tag: str | None
+    rows: RunRows
+    repeats: int  # repeated docnos dropped (--dedup)
+    unjudged: int  # queries of the run the qrels do not judge
+    missing: list[int]  # queries of the qrels the run has no line for
+
+
+def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
+             dedup: bool, qrels_path: str, max_docs: int | None, threads: int = 1
+             ) -> LoadedRun:
+    """Read run ``r`` and join it: rows of the qrels' queries, duplicates resolved, ranked,
+    cut to ``max_docs`` per query, coded by ``coder``. A regular file is joined a batch at a
+    time; if it turns out not to list each query's rows together it is read again, whole, as
+    standard input and pipes always are (same rows either way). ``threads``: the cores the
+    other readers leave idle, which split the file's windows and code its rows side by side."""
+    join = lambda eager, batch: _join_run(path, qpos, coder, batch, dedup, qrels_path,
+                                          max_docs, threads, eager)
+    try:
+        return join(_rereadable(path), r)
+    except Reappeared:
+        return join(False, n_runs + r)  # a batch number the first reading did not stamp
+
+
+def _rereadable(path: str) -> bool:
+    """Whether ``path`` can be read a second time (a regular file)."""
+    try:
+        return path != "-" and os.path.isfile(path)
+    except OSError:
+        return False
+
+
+@dataclass
+class _Part:
+    """The joined rows of a batch: its queries' rows, query by query (``queries``
+    ascending, ``counts`` rows each), in ranking order."""
+
+    queries: np.ndarray
+    counts: np.ndarray
+    code: np.ndarray
+    trec_doc: np.ndarray | None
+    tied: np.ndarray
+    repeats: int
+
+
+def _join_run(path: str, qpos: dict[str, int], coder: Coder, batch: int, dedup: bool,
+              qrels_path: str, max_docs: int | None, threads: int, eager: bool) -> LoadedRun:
+    """:func:`load_run`, reading eagerly (batches of queries as they close) or not."""
+    stream = RunStream(path, threads=threads, query=lambda q: qpos.get(to_text(q), -1),
+                       eager=eager)
+    qids = list(qpos)
+    parts: list[_Part] = []
+    failed: InputError | None = None
+    for run in stream:
+        if failed is None:  # after a repeat, the rest is only read: its errors come first
+            try:
+                parts.append(_join_batch(run, stream.query_of(), qids, coder, batch, dedup,
+                                         max_docs, threads))
+            except InputError as err:
+                failed = err
+    if failed is not None:
+        raise failed
+    if not parts:
+        raise InputError(f"shares no query with the qrels ({qrels_path})", path=path)
+    repeats = sum(p.repeats for p in parts)
+    rows = _lay_out(parts, len(qids))  # (takes the parts)
+    release_free_memory()  # the batches' arrays: what is kept will not reuse all of it
+    present = np.zeros(len(qids), dtype=bool)
+    present[rows.qidx] = True
+    return LoadedRun(path, stream.tag, rows, repeats,
+                     int((stream.query_of() < 0).sum()), np.flatnonzero(~present).tolist())
+
+
+def _join_batch(run: Run, query_of: np.ndarray, qids: list[str], coder: Coder, batch: int,
+                dedup: bool, max_docs: int | None, threads: int) -> _Part:
+    """Rank, code and resolve the repeats of one batch of whole queries."""
+    n_queries = len(qids)
+    query = run.per_row(query_of)
+    docno, score, line_of, path = run.docno, run.score, run.docno_line(), run.path
+    del run  # what is held from here on is named: each array is replaced as it is reordered
+    order = rank_rows(docno, query, score, n_queries)
+    tied, trec = _ties_and_trec_order(docno, query, score, order, n_queries)
+    counts = np.bincount(query, minlength=n_queries)
+    del score, query  # the ranking is all that is needed of them: never copied in its order
+    docno = Column(docno.data, docno.starts[order], docno.lens[order])
+    del order
+    queries = np.flatnonzero(counts)
+    counts = counts[queries]
+    query = np.repeat(queries, counts)  # ranked: by query
+    code, repeat = coder.code(docno, query, batch, threads)
+    repeats = int(repeat.sum())
+    if repeats:
+        if not dedup:
+            _repeat_error(path, docno, line_of, qids, query, code, repeat)
+        trec, tied = _without(~repeat, trec, tied)
+        query, code = query[~repeat], code[~repeat]
+    del docno
+    code = _narrow(code)
+    trec_doc = None if trec is None else code[trec]
+    if max_docs is not None:  # -M K: each query's top K in either order, as trec_eval's -M
+        keep = group_positions(query) < max_docs  # the same rows of a query in both orders
+        query, code, tied = query[keep], code[keep], tied[keep]
+        if trec_doc is not None:
+            trec_doc = trec_doc[keep]
+            trec_doc = None if (trec_doc == code).all() else trec_doc
+    counts = np.bincount(query, minlength=n_queries)[queries]
+    return _Part(queries[counts > 0], counts[counts > 0], code, trec_doc, tied, repeats)
+
+
+def _lay_out(parts: list[_Part], n_queries: int) -> RunRows:
+    """The rows of ``parts`` (each query in one part) by query, each part let go once its
+    rows are placed."""
+    counts = np.zeros(n_queries, dtype=np.int64)
+    for p in parts:
+        counts[p.queries] = p.counts
+    offsets = np.cumsum(counts) - counts
+    n = int(counts.sum())
+    wide = any(p.code.dtype == np.int64 for p in parts)
+    code = np.empty(n, dtype=np.int64 if wide else np.int32)
+    trec_doc = code.copy() if any(p.trec_doc is not None for p in parts) else None
+    tied = np.empty(n, dtype=bool)
+    while parts:
+        p = parts.pop(0)
+        within = np.cumsum(p.counts) - p.counts  # where each query starts in the part
+        where = np.arange(len(p.code)) + np.repeat(offsets[p.queries] - within, p.counts)
+        code[where] = p.code
+        tied[where] = p.tied
+        if trec_doc is not None:
+            trec_doc[where] = p.code if p.trec_doc is None else p.trec_doc
+        del p, where
+    qidx = np.repeat(np.arange(n_queries, dtype=np.int32), counts)
+    return RunRows(qidx, code, trec_doc, tied if tied.any() else None)
+
+
+TIE_CHUNK = 1 << 20  # ranked rows compared at once by _ties_and_trec_order
+
+
+def _ties_and_trec_order(docno: Column, query: np.ndarray, score: np.ndarray,
+                         order: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """For rows in file order and their ranking ``order`` (rank_rows): which ranked row has
+    the same score as the row above in its query, and trec_eval's order of the ranked rows
+    (scores cast to C float, where that ties scores that differ the docno decides), or None
+    when it is the ranking itself. The ranking is walked a chunk at a time, so no ranked copy
+    of the scores is made."""
+    n = len(order)
+    tied = np.zeros(n, dtype=bool)
+    differs = False
+    for lo in range(1, n, TIE_CHUNK):
+        rows = order[lo - 1:lo + TIE_CHUNK]
+        q, s = query[rows], score[rows]
+        same = q[1:] == q[:-1]
+        equal = same & (s[1:] == s[:-1])
+        tied[lo:lo + len(equal)] = equal
+        with np.errstate(over="ignore"):
+            single = s.astype(np.float32)
+        differs = differs or bool((same & (single[1:] == single[:-1]) & ~equal).any())
+    if not differs:
+        return tied, None
+    with np.errstate(over="ignore"):
+        single = score.astype(np.float32).astype(np.float64)
+    ranked_at = np.empty(n, dtype=np.int64)  # file row -> its place in the ranking
+    ranked_at[order] = np.arange(n)
+    return tied, ranked_at[rank_rows(docno, query, single, n_queries)]
+
+
+def _narrow(codes: np.ndarray) -> np.ndarray:
+    """Dictionary codes (>= 0) as int32 when they all fit, else as they are: a run keeps one
+    per row, so this halves them (index arrays of either type select the same elements)."""
+    return codes.astype(np.int32) if codes.max(initial=0) < 1 << 31 else codes
+
+
+def _without(kept: np.ndarray, trec: np.ndarray | None, tied: np.ndarray
+             ) -> tuple[np.ndarray | None, np.ndarray]:
+    """``trec`` (an order of the ranked rows, or None) and ``tied`` of the rows ``kept`` alone,
+    as :func:`_ties_and_trec_order` would give them, without their scores: an order
+    restricted to a subset is the subset's order (a strict order: rows break ties), and tied
+    rows are stretches of one score within a query, so two kept rows tie when one stretch
+    holds both."""
+    stretch = np.cumsum(~tied)[kept]
+    tied = np.concatenate(([False], stretch[1:] == stretch[:-1]))
+    if trec is None:
+        return None, tied
+    renumber = np.cumsum(kept) - 1
+    trec = renumber[trec[kept[trec]]]
+    return (None if (trec == np.arange(len(trec))).all() else trec), tied
+
+
+
+
+def _repeat_error(path: str, docno: Column, line_of: Callable[[int], int], qids: list[str],
+                  query: np.ndarray, code: np.ndarray, repeat: np.ndarray) -> None:
+    """Raise the error for ranked rows whose (query, docno) ``code`` repeats (``repeat``:
+    not its first row in ranking order) at the first repeat in file order (the batch's
+    lines all come before a later batch's); with --dedup the caller keeps the best-scored
+    copy instead: the first in ranking order, the earliest line among equal scores. Lines
+    are found from the docnos' offsets (``line_of``)."""
+    repeated = np.flatnonzero(np.isin(code, code[repeat]))
+    seen: set[int] = set()
+    for i in repeated[np.argsort(docno.starts[repeated])].tolist():  # in file order
+        if int(code[i]) in seen:
+            break  # the first line that repeats an earlier one
+        seen.add(int(code[i]))
+    early = int(docno.starts[code == code[i]].min())
+    raise InputError(f"docno '{docno.text(i)}' repeated in query {qids[query[i]]} "
+                     f"(first at line {line_of(early)}); use --dedup to keep "
+                     "the best-scored copy", path, line_of(int(docno.starts[i])))
