@@ -96,6 +96,49 @@ def test_stretches_follow_the_qids_wherever_they_repeat(tmp_path, monkeypatch):
         assert [line_of(offset) for offset in range(6)] == [1, 2, 3, 4, 5, 6]
 
 
+def _join_peak(tmp_path, queries: int, threads: int) -> tuple[int, int, int]:
+    """(traced peak, kept, docno bytes of the file) of encoding one gzipped run of
+    ``queries`` x 250 rows (--dedup: its docnos repeat) against qrels judging every 50th
+    row."""
+    from rpp_cli.collection import encode
+    from rpp_cli.io.qrels import read_qrels
+
+    run = tmp_path / f"run{queries}.gz"
+    _, doc_bytes = _big_run(run, queries, 250)
+    lines = gzip.decompress(run.read_bytes()).decode().splitlines()
+    qrels = tmp_path / f"qrels{queries}"
+    qrels.write_text("".join(f"{line.split()[0]} 0 {line.split()[2]} {i // 50 % 2}\n"
+                             for i, line in enumerate(lines) if i % 50 == 0))
+    judged = read_qrels(str(qrels))
+    tracemalloc.start()
+    try:
+        coll = encode(judged, [str(run)], dedup=True, jobs=threads)
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(coll.runs[0].doc) > 0
+    return peak, kept, doc_bytes
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_joining_a_run_holds_a_batch_of_docnos_not_the_file(tmp_path, monkeypatch, threads):
+    """A run is joined a batch of whole queries at a time (BATCH_ROWS rows, here 16,384,
+    through windows of 256 KiB), and its unjudged docnos are coded fresh (one run): four
+    times the rows (400,000 more, 8.8 MB more docno bytes) raise the peak by what is kept
+    (about 10 bytes a row: code, tie flag, query, fresh code's query; twice, while the
+    batches are laid out by query) and not by the docnos' bytes, which the reader before
+    held whole (docno bytes + 10 bytes a row)."""
+    import rpp_cli.io.runs as runs
+
+    monkeypatch.setattr(runs, "BATCH_ROWS", 1 << 14)
+    monkeypatch.setattr(table, "WINDOW_BYTES", 1 << 18)
+    peak_a, kept_a, bytes_a = _join_peak(tmp_path, 400, threads)
+    peak_b, kept_b, bytes_b = _join_peak(tmp_path, 2000, threads)
+    assert kept_b - kept_a <= 14 * 400_000  # 10.4 bytes a row measured
+    growth = (peak_b - 2 * kept_b) - (peak_a - 2 * kept_a)
+    assert growth < (bytes_b - bytes_a) // 4, (growth, bytes_b - bytes_a)
+
+
 # Scores that tie as C floats but not as doubles (trec_eval's order differs there), ties
 # as doubles, and docnos with shared prefixes of 1-12 bytes.
 SCORES = (1.0, 1.0 + 2**-30, 1.0 + 2**-29, 0.5, 0.5 + 2**-31, 0.25, -3.0)

@@ -192,8 +192,8 @@ class RunStream:
                 if batch is None:
                     check_at = 2 * len(pending)  # cuts seldom met: checks stay linear
                     continue
-                handed = np.concatenate((handed, np.zeros(len(self._query_of.array())
-                                                          - len(handed), dtype=bool)))
+                handed = np.concatenate((handed, np.zeros(len(self._qids) - len(handed),
+                                                          dtype=bool)))
                 handed[batch.qid_stretches] = True
                 check_at = len(pending) + BATCH_ROWS
                 yield self._batch(batch)

@@ -1,0 +1,219 @@
+"""A run is joined a batch of whole queries at a time (rpp_cli/join.py, io/runs.py RunStream):
+the batch size, the file's order of queries and whether it can be read twice must change no
+byte of any output or error.
+
+Batches of 1, 2 and 7 rows (as many batches as queries, and queries cut across windows) are
+compared with one batch of the whole file (the reader of standard input and pipes), on
+realistic collections; files whose queries come back after being handed on (read again,
+whole); repeats and bad lines in either order; and the corpus size of one run (unjudged docnos
+coded fresh, not in the shared dictionary) against a literal count of distinct docno bytes.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rpp_cli.core.table as table
+import rpp_cli.io.runs as runs
+import rpp_cli.join as join
+from rpp_cli.collection import encode
+from rpp_cli.io.qrels import read_qrels
+from rpp_cli.io.runs import Reappeared, RunStream, _Pending
+
+from .conftest import rpp
+from .realistic import generate, write_collection
+
+BATCHES = (1, 2, 7)
+
+
+def _commands(qrels: Path, paths: list[Path]) -> list[list]:
+    """Every way a run's rows are used: per-query values and ties, --dedup, -M, one run alone
+    (its corpus size from fresh codes: asl, sl), preferences, interleaving."""
+    return [
+        ["eval", "-q", "--precision", "10", qrels, *paths],
+        ["eval", "-q", "-M", "3", "--dedup", qrels, *paths],
+        ["eval", "-q", "-m", "asl", "-m", "map", "-m", "ndcg_cut.5", "-m", "RR@10",
+         "-m", "rbp", qrels, paths[0]],
+        ["eval", "-q", "-M", "2", "-m", "asl", "-m", "P.2", qrels, paths[1]],
+        ["eval", "-q", "-m", "rpp", "-m", "oi", "-m", "tdi", "-m", "invrpp", qrels, *paths],
+    ]
+
+
+def _outputs(monkeypatch, commands: list[list], batch: int | None) -> list[tuple]:
+    """The outcomes at a batch size, through windows of 64 bytes (a line or two: a batch
+    can close after any of them); None: one batch of the whole file (not eager)."""
+    if batch is None:
+        monkeypatch.setattr(join, "_rereadable", lambda path: False)
+    else:
+        monkeypatch.setattr(join, "_rereadable", lambda path: True)
+        monkeypatch.setattr(runs, "BATCH_ROWS", batch)
+        monkeypatch.setattr(table, "WINDOW_BYTES", 64)
+    return [(r.code, r.out, r.err) for r in (rpp(*c) for c in commands)]
+
+
+@pytest.mark.parametrize("seed,style", [(2, "plain"), (5, "ugly"), (11, "mixed"), (23, "ugly")])
+def test_every_batch_size_prints_what_the_whole_file_prints(tmp_path, monkeypatch, seed, style):
+    qrels, paths = write_collection(generate(seed), tmp_path, style)
+    commands = _commands(qrels, paths)
+    want = _outputs(monkeypatch, commands, None)
+    assert [code for code, _, _ in want] == [0] * len(commands), want
+    for batch in BATCHES:
+        got = _outputs(monkeypatch, commands, batch)
+        for command, g, w in zip(commands, got, want):
+            assert g == w, f"seed {seed} {style}, batch {batch}: {command[:4]} differs"
+
+
+def _lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def _spy_streams(monkeypatch) -> list[bool]:
+    """Record the ``eager`` of every RunStream the join makes."""
+    made: list[bool] = []
+
+    class Spy(RunStream):
+        def __init__(self, *args, **kwargs):
+            made.append(kwargs.get("eager", False))
+            super().__init__(*args, **kwargs)
+    monkeypatch.setattr(join, "RunStream", Spy)
+    return made
+
+
+@pytest.mark.parametrize("seed", [3, 8, 14])
+def test_a_query_that_comes_back_is_read_again_whole(tmp_path, monkeypatch, seed):
+    """The same lines in another order (each query's lines in their order, but queries
+    interleaved: shuffled, or a query's last lines moved to the end) print what the grouped
+    file prints: an eager reading hands a query on, meets it again, and reads the file
+    again whole."""
+    coll = generate(seed)
+    qrels, paths = write_collection(coll, tmp_path / "grouped", "plain")
+    commands = _commands(qrels, paths)
+    want = _outputs(monkeypatch, commands, None)
+    rng = random.Random(seed)
+    grouped = {path: _lines(path) for path in paths}
+    for how in ("shuffled", "a line moved to the end"):
+        for path in paths:
+            lines = list(grouped[path])
+            if how == "shuffled":
+                rng.shuffle(lines)
+            else:  # the first line of a query with more than one: behind every other query
+                qid = [line.split()[0] for line in lines]
+                k = next(i for i in range(len(lines) - 1) if qid[i] == qid[i + 1])
+                lines.append(lines.pop(k))
+            path.write_bytes(b"".join(lines))
+        made = _spy_streams(monkeypatch)
+        got = _outputs(monkeypatch, commands, 1)
+        assert got == want, how
+        assert False in made and True in made, how  # read eagerly, then again whole
+        monkeypatch.undo()
+
+
+def _tiny(tmp_path: Path, run_text: str) -> tuple[Path, Path]:
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 a 1\nq2 0 b 1\nq3 0 c 1\nq4 0 d 2\n")
+    run = tmp_path / "run"
+    run.write_text(run_text)
+    return qrels, run
+
+
+GROUPED = ("q1 Q0 a 1 3 t\nq1 Q0 x 2 2 t\n"
+           "q2 Q0 b 1 3 t\nq2 Q0 b 2 2 t\n"  # line 4 repeats line 3
+           "q3 Q0 c 1 3 t\nq3 Q0 y 2 1 t\n")
+
+
+@pytest.mark.parametrize("batch", (None, *BATCHES))
+def test_errors_keep_their_order_whatever_the_batches(tmp_path, monkeypatch, batch):
+    """A repeat found in an early batch is reported only if nothing later in the file is
+    malformed: a bad line (the tokenizer's) and then a bad score come first, as when the
+    whole file is read; a repeat in a query that comes back is found across its stretches."""
+    cases = [
+        (GROUPED, "run:4: docno 'b' repeated in query q2 (first at line 3)"),
+        (GROUPED + "q4 Q0 d 1\n", "run:7: expected 5 or 6 fields"),
+        (GROUPED + "q4 Q0 d 1 high t\n", "run:7: score 'high' is not a finite number"),
+        ("q2 Q0 b 1 3 t\nq1 Q0 a 1 3 t\nq3 Q0 c 1 3 t\nq2 Q0 b 2 2 t\nq1 Q0 a 9 1 t\n",
+         "run:4: docno 'b' repeated in query q2 (first at line 1)"),
+    ]
+    for text, error in cases:
+        qrels, run = _tiny(tmp_path, text)
+        res = _outputs(monkeypatch, [["eval", "-m", "map", qrels, run]], batch)[0]
+        assert res[0] == 2 and res[1] == "", (text, res)
+        assert res[2].startswith(f"rpp: {tmp_path}/") and error in res[2], (text, res)
+        assert res[2].count("\n") == 1
+        monkeypatch.undo()
+
+
+def test_a_stream_hands_on_closed_queries_only():
+    """_Pending.closed: the longest prefix of stretches whose queries have no stretch after
+    it, without the file's last (open) qid."""
+    def pending(qids: list[int], open_qid: int) -> _Pending:
+        p = _Pending(False)
+        p.qid.append(np.array(qids, dtype=np.int32))
+        p.start.append(np.arange(len(qids), dtype=np.int64))  # a row a stretch
+        p.row.append(np.arange(len(qids), dtype=np.int64) * 10)
+        p.score.append(np.zeros(len(qids)))
+        p.docno.lens.append(np.ones(len(qids), dtype=np.uint16))
+        p.docno.data.append(np.frombuffer(bytes(range(97, 97 + len(qids))), dtype=np.uint8))
+        p.n, p.open = len(qids), open_qid
+        return p
+
+    p = pending([1, 2, 1, 3], 3)
+    batch = p.closed()
+    assert batch.qid_stretches.tolist() == [1, 2, 1] and bytes(batch.docno_bytes) == b"abc"
+    assert batch.first_rows.tolist() == [0, 10, 20]
+    assert p.qid.array().tolist() == [3] and p.start.array().tolist() == [0]
+    assert bytes(p.docno.data.buffer) == b"d" and p.row.array().tolist() == [30]
+    assert pending([1, 2, 3, 1], 1).closed() is None  # q1 spans everything and is open
+    assert pending([1, 2, 3, 1], 4).closed().qid_stretches.tolist() == [1, 2, 3, 1]
+    assert pending([1, 2, 2, 3], 3).closed().qid_stretches.tolist() == [1, 2, 2]
+
+
+def test_reappeared_is_raised_only_when_eager(tmp_path, monkeypatch):
+    monkeypatch.setattr(runs, "BATCH_ROWS", 1)
+    monkeypatch.setattr(table, "WINDOW_BYTES", 8)
+    path = tmp_path / "run"
+    path.write_text("q1 Q0 a 1 3\nq2 Q0 b 1 3\nq3 Q0 c 1 3\nq1 Q0 d 2 1\n")
+    with pytest.raises(Reappeared):
+        list(RunStream(str(path), eager=True))
+    whole = list(RunStream(str(path)))
+    assert len(whole) == 1 and len(whole[0]) == 4
+
+
+def _literal_corpus_sizes(coll, qids: list[str], runs_used: list[int], max_docs: int | None
+                          ) -> list[int]:
+    """Distinct docno bytes per query over the runs' rankings (top ``max_docs``, repeats
+    counted once) and the query's relevant docnos (grade > 0)."""
+    sizes = []
+    for q in qids:
+        seen = {d.encode() for d, g in coll.qrels.get(q, {}).items() if g > 0}
+        for r in runs_used:
+            ranked = coll.runs[r].get(q, [])
+            docs = [d for d, _ in sorted(ranked, key=lambda ds: (-ds[1], _desc(ds[0])))]
+            seen.update(d.encode() for d in docs[:max_docs])
+        sizes.append(len(seen))
+    return sizes
+
+
+def _desc(docno: str) -> bytes:
+    """A key that sorts docnos by descending bytes (trec_eval's tie order)."""
+    return bytes(255 - b for b in docno.encode()) + b"\xff"
+
+
+@pytest.mark.parametrize("seed", range(30, 42))
+@pytest.mark.parametrize("max_docs", (None, 2))
+def test_corpus_size_counts_distinct_docno_bytes(tmp_path, monkeypatch, seed, max_docs):
+    """n of each query (contract §2) from one run (fresh codes for its unjudged docnos, in
+    batches of 1 and 7 rows and whole) and from all runs (one shared dictionary) equals a
+    literal count of distinct docno bytes."""
+    coll = generate(seed)
+    qrels_path, paths = write_collection(coll, tmp_path, "mixed")
+    qrels = read_qrels(str(qrels_path))
+    for batch in (1, 7, 1 << 18):
+        monkeypatch.setattr(runs, "BATCH_ROWS", batch)
+        monkeypatch.setattr(table, "WINDOW_BYTES", 64 if batch < 10 else table.WINDOW_BYTES)
+        for used in ([0], [1], list(range(len(paths)))):
+            got = encode(qrels, [str(paths[r]) for r in used], max_docs=max_docs, jobs=2)
+            assert got.corpus_size.tolist() == _literal_corpus_sizes(coll, got.qids, used,
+                                                                     max_docs), (batch, used)
