@@ -61,7 +61,8 @@ class Collection:
     ranks: np.ndarray  # (R, I) rank of each relevant item in each run, 0 = not retrieved
     runs: list[RunRows]
     judged: Judged  # the judged codes 0..J-1
-    corpus_size: np.ndarray  # (Q,) n of each query (contract §2)
+    corpus_size: np.ndarray | None  # (Q,) n of each query (contract §2); None when no
+    # measure asked for needs it (several runs, encoded without ``across_runs``)
     level: float | None = None
     subtopics: SubtopicIndex | None = None
 
@@ -151,13 +152,15 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            corpus_size: int | None = None, dedup: bool = False,
            notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
            jobs: int = 1, names: Sequence[str | None] = (), names_from: str = "file",
-           max_docs: int | None = None) -> Collection:
+           max_docs: int | None = None, across_runs: bool = True) -> Collection:
     """Read the runs and join them to the qrels: queries, relevant items, ranks
     (contract §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
     read and joined by ``jobs`` threads; ``max_docs`` keeps each query's top K of a run.
     Runs are named by :func:`name_runs` (``names``: --name; ``names_from``: file or tag).
     The subtopic populations themselves are the caller's to add (subtopics.encode_subtopics):
-    this module does not depend on that one."""
+    this module does not depend on that one. Without ``across_runs`` (no measure compares
+    unjudged docnos across runs), each run codes its unjudged docnos fresh, as one run does,
+    and with several runs the corpus size (and --corpus-size's check) is left out."""
     notes = notes if notes is not None else []
     release_free_memory()  # what reading the qrels freed: the runs' arrays will not reuse it
     evaluated_qids = qrels.relevant_qids(level)
@@ -195,7 +198,8 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     judged = Judged(qids, judged_query, judged_grade)
     readers = min(threads_for(run_paths, jobs), len(run_paths))
     per_run = max(1, min(jobs // readers, PER_RUN_THREADS))  # the cores readers leave idle
-    coder = Coder(docs, len(qids), shared=len(run_paths) > 1)
+    shared = len(run_paths) > 1 and across_runs
+    coder = Coder(docs, len(qids), shared)
     loaded = map_runs(lambda r: load_run(r, len(run_paths), run_paths[r], qpos, coder, dedup,
                                          qrels.path, max_docs, per_run),
                       len(run_paths), readers, label="reading runs")
@@ -221,12 +225,14 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
             notes.append(f"{name}: {_count(len(missing), 'judged query', 'judged queries')} "
                          f"not in the run, scored as empty rankings as trec_eval -c does "
                          f"({shown}); if they should not count, leave them out of the qrels")
-    union = corpus_sizes(coder.code_query(), [run.rows.doc for run in loaded], item_doc,
-                         len(qids))
+    union = None  # the distinct items of each query, over every run: codes must be shared
+    if shared or len(run_paths) == 1:
+        union = corpus_sizes(coder.code_query(), [run.rows.doc for run in loaded], item_doc,
+                             len(qids))
     del docs  # the dictionary's work is done: what it held goes back to the system
     coder = None  # (it holds the dictionary)
     release_free_memory()
-    if corpus_size is not None and (union > corpus_size).any():
+    if corpus_size is not None and union is not None and (union > corpus_size).any():
         q = int(np.argmax(union > corpus_size))
         raise InputError(f"--corpus-size {corpus_size} is smaller than the {union[q]} "
                          f"distinct items of query {qids[q]}")

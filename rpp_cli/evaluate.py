@@ -12,7 +12,8 @@ from .collection import Collection, encode
 from .errors import InputError
 from .io.qrels import read_qrels, read_subtopic_qrels
 from .core import split
-from .measures import DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, resolve
+from .measures import (DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, across_runs,
+                       resolve)
 from .results import Results
 from .subtopics import encode_subtopics
 
@@ -78,9 +79,11 @@ def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, li
 
 
 def load(qrels_path: str | None, run_paths: list[str], options: Options,
-         notes: list[str]) -> Collection:
+         notes: list[str], across_runs: bool = True) -> Collection:
     """Read the qrels and runs and join them (contract §1-2); without QRELS an item's grade
-    is its largest over the subtopic qrels."""
+    is its largest over the subtopic qrels. ``across_runs``: the measures compare unjudged
+    docnos across runs (the corpus size, interleaving); without it, they are not coded in
+    the shared dictionary and the corpus size is left out (see :func:`encode`)."""
     if options.level is not None and not 0 < options.level < math.inf:  # NaN too
         raise InputError(f"relevance level must be a finite number > 0 (got {options.level:g})")
     if options.corpus_size is not None and options.corpus_size < 1:
@@ -98,7 +101,7 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
     coll = encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
                   dedup=options.dedup, notes=notes, subtopics=subtopics, jobs=options.jobs,
                   names=options.names, names_from=options.names_from,
-                  max_docs=options.max_docs)
+                  max_docs=options.max_docs, across_runs=across_runs)
     if subtopics is not None:
         coll.subtopics = encode_subtopics(subtopics, coll.qids, coll.item_query,
                                           coll.item_docno, coll.evaluated)
@@ -185,7 +188,7 @@ def default_measures(measure_names: list[str] | None, subtopics: str | None) -> 
 def evaluate_runs(qrels_path: str | None, run_paths: list[str], measures: list[Measure],
                   options: Options, per_query: bool, notes: list[str]) -> Context:
     """Read, join and measure: the flow of every command that evaluates runs."""
-    coll = load(qrels_path, run_paths, options, notes)
+    coll = load(qrels_path, run_paths, options, notes, across_runs(measures))
     return measure(coll, measures, per_query, notes, options.jobs)
 
 

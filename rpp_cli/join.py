@@ -107,15 +107,20 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
              ) -> LoadedRun:
     """Read run ``r`` and join it: rows of the qrels' queries, duplicates resolved, ranked,
     cut to ``max_docs`` per query, coded by ``coder``. A regular file is joined a batch at a
-    time; if it turns out not to list each query's rows together it is read again, whole, as
-    standard input and pipes always are (same rows either way). ``threads``: the cores the
-    other readers leave idle, which split the file's windows and code its rows side by side."""
-    join = lambda eager, batch: _join_run(path, qpos, coder, batch, dedup, qrels_path,
-                                          max_docs, threads, eager)
+    time; should some of its queries have rows in more than one place, it is read again,
+    those queries' rows held until the end (standard input and pipes, which cannot be read
+    again, are joined whole): the same rows either way. ``threads``: the cores the other
+    readers leave idle, which split the file's windows and code its rows side by side."""
+    def join(attempt: int, eager: bool, hold: frozenset[bytes] = frozenset()) -> LoadedRun:
+        return _join_run(path, qpos, coder, attempt * n_runs + r, dedup, qrels_path, max_docs,
+                         threads, eager, hold)  # a batch number no earlier reading stamped
     try:
-        return join(_rereadable(path), r)
-    except Reappeared:
-        return join(False, n_runs + r)  # a batch number the first reading did not stamp
+        return join(0, _rereadable(path))
+    except Reappeared as scattered:
+        try:
+            return join(1, True, scattered.qids)
+        except Reappeared:  # the file changed between the readings
+            return join(2, False)
 
 
 def _rereadable(path: str) -> bool:
@@ -140,19 +145,22 @@ class _Part:
 
 
 def _join_run(path: str, qpos: dict[str, int], coder: Coder, batch: int, dedup: bool,
-              qrels_path: str, max_docs: int | None, threads: int, eager: bool) -> LoadedRun:
-    """:func:`load_run`, reading eagerly (batches of queries as they close) or not."""
+              qrels_path: str, max_docs: int | None, threads: int, eager: bool,
+              hold: frozenset[bytes]) -> LoadedRun:
+    """:func:`load_run`, reading eagerly (batches of queries as they close; ``hold``'s
+    queries last) or not. A repeated docno is an error once the whole file is read (a bad
+    line anywhere comes first), at the earliest line of any batch that has one."""
     stream = RunStream(path, threads=threads, query=lambda q: qpos.get(to_text(q), -1),
-                       eager=eager)
+                       eager=eager, hold=hold)
     qids = list(qpos)
     parts: list[_Part] = []
     failed: InputError | None = None
     for run in stream:
-        if failed is None:  # after a repeat, the rest is only read: its errors come first
-            try:
-                parts.append(_join_batch(run, stream.query_of(), qids, coder, batch, dedup,
-                                         max_docs, threads))
-            except InputError as err:
+        try:
+            parts.append(_join_batch(run, stream.query_of(), qids, coder, batch, dedup,
+                                     max_docs, threads))
+        except InputError as err:
+            if failed is None or err.line < failed.line:
                 failed = err
     if failed is not None:
         raise failed

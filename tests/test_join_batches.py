@@ -5,7 +5,7 @@ byte of any output or error.
 Batches of 1, 2 and 7 rows (as many batches as queries, and queries cut across windows) are
 compared with one batch of the whole file (the reader of standard input and pipes), on
 realistic collections; files whose queries come back after being handed on (read again,
-whole); repeats and bad lines in either order; and the corpus size of one run (unjudged docnos
+those queries held to the end); repeats and bad lines in either order; and the corpus size of one run (unjudged docnos
 coded fresh, not in the shared dictionary) against a literal count of distinct docno bytes.
 """
 from __future__ import annotations
@@ -70,24 +70,24 @@ def _lines(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
-def _spy_streams(monkeypatch) -> list[bool]:
-    """Record the ``eager`` of every RunStream the join makes."""
-    made: list[bool] = []
+def _spy_streams(monkeypatch) -> list[tuple[bool, frozenset]]:
+    """Record the ``eager`` and ``hold`` of every RunStream the join makes."""
+    made: list[tuple[bool, frozenset]] = []
 
     class Spy(RunStream):
         def __init__(self, *args, **kwargs):
-            made.append(kwargs.get("eager", False))
+            made.append((kwargs.get("eager", False), kwargs.get("hold", frozenset())))
             super().__init__(*args, **kwargs)
     monkeypatch.setattr(join, "RunStream", Spy)
     return made
 
 
 @pytest.mark.parametrize("seed", [3, 8, 14])
-def test_a_query_that_comes_back_is_read_again_whole(tmp_path, monkeypatch, seed):
-    """The same lines in another order (each query's lines in their order, but queries
-    interleaved: shuffled, or a query's last lines moved to the end) print what the grouped
-    file prints: an eager reading hands a query on, meets it again, and reads the file
-    again whole."""
+def test_a_query_that_comes_back_is_read_again_holding_it(tmp_path, monkeypatch, seed):
+    """The same lines in another order (shuffled, or one query's first line moved to the
+    end) print what the grouped file prints: an eager reading hands a query on and meets it
+    again, reads on to find every query that comes back, and the file is read again,
+    eagerly, with those queries' rows held to the end."""
     coll = generate(seed)
     qrels, paths = write_collection(coll, tmp_path / "grouped", "plain")
     commands = _commands(qrels, paths)
@@ -107,7 +107,8 @@ def test_a_query_that_comes_back_is_read_again_whole(tmp_path, monkeypatch, seed
         made = _spy_streams(monkeypatch)
         got = _outputs(monkeypatch, commands, 1)
         assert got == want, how
-        assert False in made and True in made, how  # read eagerly, then again whole
+        assert all(eager for eager, _ in made), how
+        assert any(hold for _, hold in made) and any(not hold for _, hold in made), how
         monkeypatch.undo()
 
 
@@ -170,15 +171,27 @@ def test_a_stream_hands_on_closed_queries_only():
     assert pending([1, 2, 2, 3], 3).closed().qid_stretches.tolist() == [1, 2, 2]
 
 
-def test_reappeared_is_raised_only_when_eager(tmp_path, monkeypatch):
+def test_reappeared_names_every_query_that_comes_back(tmp_path, monkeypatch):
+    """An eager stream that meets a query it handed on reads on and names every qid with
+    rows in two places (q1 and q2); held, those come last, in one batch; without
+    ``eager`` the file is one batch."""
     monkeypatch.setattr(runs, "BATCH_ROWS", 1)
     monkeypatch.setattr(table, "WINDOW_BYTES", 8)
     path = tmp_path / "run"
-    path.write_text("q1 Q0 a 1 3\nq2 Q0 b 1 3\nq3 Q0 c 1 3\nq1 Q0 d 2 1\n")
-    with pytest.raises(Reappeared):
+    path.write_text("q1 Q0 a 1 3\nq2 Q0 b 1 3\nq3 Q0 c 1 3\nq1 Q0 d 2 1\nq4 Q0 e 1 1\n"
+                    "q2 Q0 f 2 1\nq5 Q0 g 1 1\n")
+    with pytest.raises(Reappeared) as again:
         list(RunStream(str(path), eager=True))
+    assert again.value.qids == frozenset({b"q1", b"q2"})
+    stream = RunStream(str(path), eager=True, hold=again.value.qids)
+    batches = list(stream)
+    qids = [[stream.qid_values[q] for q in b.qid_codes.tolist()] for b in batches]
+    assert qids[-1] == [b"q1", b"q2", b"q1", b"q2"]  # in file order
+    assert [batches[-1].file_row(i) for i in range(4)] == [0, 1, 3, 5]
+    assert sorted(q for b in qids[:-1] for q in b) == [b"q3", b"q4", b"q5"]
     whole = list(RunStream(str(path)))
-    assert len(whole) == 1 and len(whole[0]) == 4
+    assert len(whole) == 1 and len(whole[0]) == 7
+
 
 
 def _literal_corpus_sizes(coll, qids: list[str], runs_used: list[int], max_docs: int | None
@@ -217,3 +230,31 @@ def test_corpus_size_counts_distinct_docno_bytes(tmp_path, monkeypatch, seed, ma
             got = encode(qrels, [str(paths[r]) for r in used], max_docs=max_docs, jobs=2)
             assert got.corpus_size.tolist() == _literal_corpus_sizes(coll, got.qids, used,
                                                                      max_docs), (batch, used)
+
+
+@pytest.mark.parametrize("seed,style", [(4, "mixed"), (17, "ugly"), (29, "plain")])
+def test_runs_joined_without_a_shared_dictionary_print_the_same(tmp_path, seed, style):
+    """Measures that never compare unjudged docnos across runs (trec_eval's, ir_measures',
+    RBP) let each run code its unjudged docnos fresh (no shared dictionary, no corpus size):
+    their lines are those printed beside a measure that needs the shared codes (rpp, oi)."""
+    qrels, paths = write_collection(generate(seed), tmp_path, style)
+    per_run = ["-m", "map", "-m", "P.5", "-m", "RR@10", "-m", "rbp", "-m", "Judged@10"]
+    alone = rpp("eval", "-q", "--dedup", "-M", "4", *per_run, qrels, *paths)
+    beside = rpp("eval", "-q", "--dedup", "-M", "4", *per_run, "-m", "rpp", "-m", "oi", qrels,
+                 *paths)
+    assert alone.code == beside.code == 0 and alone.err == beside.err, alone.err
+    kept = [line for line in beside.out.splitlines(keepends=True)
+            if line.split("\t")[0].strip() not in {"rpp", "rpp_win", "oi", "oi_win"}]
+    assert alone.out == "".join(kept) and len(kept) > 5 * len(paths)
+
+
+def test_a_collection_without_shared_codes_has_no_corpus_size(tmp_path):
+    """Several runs encoded without ``across_runs`` leave the corpus size out (None), never
+    a sum of the runs' own counts; one run still has its own."""
+    coll = generate(6)
+    qrels_path, paths = write_collection(coll, tmp_path, "plain")
+    qrels = read_qrels(str(qrels_path))
+    several = encode(qrels, [str(p) for p in paths], across_runs=False)
+    assert several.corpus_size is None
+    one = encode(qrels, [str(paths[0])], across_runs=False)
+    assert one.corpus_size.tolist() == _literal_corpus_sizes(coll, one.qids, [0], None)

@@ -111,8 +111,13 @@ BATCH_ROWS = 1 << 18
 
 
 class Reappeared(Exception):
-    """A query a RunStream already handed on has rows again: the file does not list each
-    query's rows together. Its reader starts again, whole (``eager=False``)."""
+    """A query an eager RunStream already handed on has rows again: the file does not list
+    each query's rows together. ``qids``: every qid of the file with rows in more than one
+    place (the rest of the file was read to find them all), for the next reading to hold."""
+
+    def __init__(self, path: str, qids: frozenset[bytes]) -> None:
+        super().__init__(path)
+        self.qids = qids
 
 
 class RunStream:
@@ -122,19 +127,22 @@ class RunStream:
     Iterating yields :class:`Run` batches; ``qid_values``, ``tag``, ``untagged`` and
     ``lines`` describe the whole file once the iteration ends. With ``eager``, a batch is
     handed on as soon as its queries are closed: every stretch of them comes before every
-    stretch of a query still open (so a batch's lines all come before the next batch's), and
-    a query already handed on that has rows again raises :class:`Reappeared`. Without it, the
-    whole file is one batch. ``query(qid) -> int`` (>= 0 kept, -1 dropped) drops the rows of
-    queries nobody evaluates as they are read. Malformed lines raise InputError, after the
-    whole file is read: the tokenizer's first, then a bad score's.
+    stretch of a query still open (so a batch's lines all come before the next batch's);
+    the rows of the qids in ``hold`` are handed on last, together. A query already handed on
+    that has rows again raises :class:`Reappeared` once the file is read. Without ``eager``,
+    the whole file is one batch. ``query(qid) -> int`` (>= 0 kept, -1 dropped) drops the rows
+    of queries nobody evaluates as they are read. Malformed lines raise InputError, after
+    the whole file is read: the tokenizer's first, then a bad score's.
     """
 
     def __init__(self, path: str, keep_rank: bool = False, threads: int = 1,
-                 query: Callable[[bytes], int] | None = None, eager: bool = False) -> None:
+                 query: Callable[[bytes], int] | None = None, eager: bool = False,
+                 hold: frozenset[bytes] = frozenset()) -> None:
         self.path, self.keep_rank, self.threads, self.eager = path, keep_rank, threads, eager
-        self._query = query
+        self._query, self._hold = query, hold
         self._qids = Dictionary()
-        self._query_of = Growing(np.int64)  # query(qid) of each qid code, with a query
+        self._query_of = Growing(np.int64)  # query(qid) of each qid code (0 without query)
+        self._held = Growing(np.bool_)  # each qid code: in ``hold``
         self.tag: str | None = None
         self.untagged: int | None = None
         self.lines = LineNumbers()
@@ -151,8 +159,10 @@ class RunStream:
 
     def __iter__(self) -> Iterator[Run]:
         fields = (0, 2, 3, 4, 5) if self.keep_rank else (0, 2, 4, 5)
-        pending = _Pending(self.keep_rank)
+        pending, holding = _Pending(self.keep_rank), _Pending(self.keep_rank)
         handed = np.zeros(0, dtype=bool)  # per qid code: handed on in a batch
+        stretches = np.zeros(0, dtype=np.int64)  # per qid code: its stretches (eager)
+        learning = False  # a query came back: the rest is read to find every one that does
         bad, last_qid, check_at = None, -1, BATCH_ROWS
         for table in split_stream(self.path, fields, (5, 6), RUN_FORMAT, self.threads):
             if bad is not None or len(table) == 0:
@@ -174,19 +184,23 @@ class RunStream:
             self._new_qids()
             new = np.flatnonzero(np.diff(code, prepend=last_qid))  # rows starting a stretch
             last_qid = pending.open = int(code[-1])
-            if self.eager and len(handed):
+            if self.eager:
+                stretches = np.concatenate((stretches, np.zeros(len(self._qids)
+                                                                - len(stretches), np.int64)))
+                np.add.at(stretches, code[new], 1)
                 again = code[new][code[new] < len(handed)]
-                if handed[again].any():
-                    raise Reappeared(self.path)
-            kept = np.arange(len(table))
-            if self._query is not None:  # a stretch is kept or dropped whole
-                kept = np.flatnonzero(self._query_of.array()[code] >= 0)
-                if len(kept) == 0:
-                    continue
-                starts = np.zeros(len(table), dtype=bool)
-                starts[new] = True
-                new = np.flatnonzero(starts[kept])
-            pending.add(table, kept, score, code, new, rows)
+                if not learning and handed[again].any():
+                    learning, pending, holding = True, _Pending(False), _Pending(False)
+            if learning:
+                continue
+            keep = self._query_of.array()[code] >= 0  # a stretch is kept or dropped whole
+            held = self._held.array()[code]
+            starts = np.zeros(len(table), dtype=bool)
+            starts[new] = True
+            for store, rows_in in ((pending, np.flatnonzero(keep & ~held)),
+                                   (holding, np.flatnonzero(keep & held))):
+                if len(rows_in):
+                    store.add(table, rows_in, score, code, np.flatnonzero(starts[rows_in]), rows)
             if self.eager and len(pending) >= check_at:
                 batch = pending.closed()
                 if batch is None:
@@ -199,16 +213,23 @@ class RunStream:
                 yield self._batch(batch)
         if bad is not None:
             raise bad
-        if len(pending):
-            yield self._batch(pending.all())
+        if learning:
+            scattered = np.flatnonzero(stretches > 1)
+            raise Reappeared(self.path, frozenset(self._qids.strings(scattered)))
+        for rest in (pending, holding):
+            if len(rest):
+                yield self._batch(rest.all())
 
     def _new_qids(self) -> None:
-        """Give the qids added since the last call their query (``query``), or keep them."""
-        known = len(self._query_of.array()) if self._query is not None else 0
-        if self._query is None or known == len(self._qids):
+        """Note, for the qids added since the last call, their query and whether they are
+        held."""
+        known = len(self._held.array())
+        if known == len(self._qids):
             return
         added = self._qids.strings(np.arange(known, len(self._qids)))
-        self._query_of.append(np.array([self._query(q) for q in added], dtype=np.int64))
+        self._query_of.append(np.array([self._query(q) if self._query else 0 for q in added],
+                                       dtype=np.int64))
+        self._held.append(np.array([q in self._hold for q in added], dtype=np.bool_))
 
     def _batch(self, run: Run) -> Run:
         run.path = self.path

@@ -52,6 +52,9 @@ class Measure:
 
 REGISTRY: dict[str, Measure] = {}
 FAMILIES: dict[str, Callable] = {}
+# Families that compare docnos across runs: the default corpus size (the union of the runs'
+# rankings) or offline interleaving (which merges two rankings by docno).
+ACROSS_RUNS: set[str] = set()
 # Measures that take a parameter after a dot (rbp.0.8): base name -> the measure for a text.
 PARAMETRIC: dict[str, Callable[[str, str], Measure]] = {}
 DEFAULTS = ["rpp", "dcgrpp", "invrpp", "map", "ndcg", "recip_rank", "P.10", "asl"]
@@ -66,12 +69,20 @@ def register(measure: Measure) -> Measure:
     return measure
 
 
-def family(name: str) -> Callable[[Callable], Callable]:
-    """Decorator naming a family's compute function."""
+def family(name: str, across_runs: bool = False) -> Callable[[Callable], Callable]:
+    """Decorator naming a family's compute function; ``across_runs``: its measures need the
+    identity of unjudged docnos across runs (see ACROSS_RUNS)."""
     def wrap(fn: Callable) -> Callable:
         FAMILIES[name] = fn
+        if across_runs:
+            ACROSS_RUNS.add(name)
         return fn
     return wrap
+
+
+def across_runs(measures: list[Measure]) -> bool:
+    """Whether any of ``measures`` compares docnos across runs (ACROSS_RUNS)."""
+    return any(m.family in ACROSS_RUNS for m in measures)
 
 
 def resolve(names: list[str] | None) -> list[Measure]:

@@ -101,7 +101,7 @@ def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
     return out
 
 
-@family("interleaving")
+@family("interleaving", across_runs=True)
 def compute(ctx, measures: list[Measure]) -> None:
     """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results
     (every user model of one method from one walk of its interleavings)."""

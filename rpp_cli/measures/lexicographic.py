@@ -79,7 +79,7 @@ def lexicographic(positions: np.ndarray, pops: Populations, n_queries: int, dire
     return out
 
 
-@family("lexicographic")
+@family("lexicographic", across_runs=True)
 def compute(ctx, measures: list[Measure]) -> None:
     """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results."""
     coll = ctx.collection

@@ -175,7 +175,7 @@ def _pairwise_shard(shard: tuple) -> np.ndarray:
                     uniform)
 
 
-@family("preference")
+@family("preference", across_runs=True)
 def compute(ctx, measures: list[Measure]) -> None:
     """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results."""
     by_scheme: dict[str, list[Measure]] = {}

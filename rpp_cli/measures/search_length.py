@@ -20,7 +20,7 @@ def relevant_population(item_query: np.ndarray, relevant: np.ndarray) -> Populat
     return Populations(members, np.searchsorted(seg_query, item_query[members]), seg_query)
 
 
-@family("search_length")
+@family("search_length", across_runs=True)
 def compute(ctx, measures: list[Measure]) -> None:
     coll = ctx.collection
     pops = relevant_population(coll.item_query, coll.relevant)
