@@ -166,9 +166,10 @@ def _join_run(path: str, qpos: dict[str, int], coder: Coder, batch: int, dedup: 
         raise failed
     if not parts:
         raise InputError(f"shares no query with the qrels ({qrels_path})", path=path)
-    repeats = sum(p.repeats for p in parts)
+    repeats, batches = sum(p.repeats for p in parts), len(parts)
     rows = _lay_out(parts, len(qids))  # (takes the parts)
-    release_free_memory()  # the batches' arrays: what is kept will not reuse all of it
+    if batches > 1:  # a large run's batch arrays: what is kept will not reuse all of them
+        release_free_memory()  # (not after each small run: the heap would be faulted again)
     present = np.zeros(len(qids), dtype=bool)
     present[rows.qidx] = True
     return LoadedRun(path, stream.tag, rows, repeats,
@@ -217,6 +218,11 @@ def _lay_out(parts: list[_Part], n_queries: int) -> RunRows:
     counts = np.zeros(n_queries, dtype=np.int64)
     for p in parts:
         counts[p.queries] = p.counts
+    qidx = np.repeat(np.arange(n_queries, dtype=np.int32), counts)
+    if len(parts) == 1:  # its queries ascend: laid out already
+        p = parts.pop()
+        tied = p.tied if p.tied.any() else None
+        return RunRows(qidx, p.code, p.trec_doc, tied)
     offsets = np.cumsum(counts) - counts
     n = int(counts.sum())
     wide = any(p.code.dtype == np.int64 for p in parts)
@@ -232,7 +238,6 @@ def _lay_out(parts: list[_Part], n_queries: int) -> RunRows:
         if trec_doc is not None:
             trec_doc[where] = p.code if p.trec_doc is None else p.trec_doc
         del p, where
-    qidx = np.repeat(np.arange(n_queries, dtype=np.int32), counts)
     return RunRows(qidx, code, trec_doc, tied if tied.any() else None)
 
 

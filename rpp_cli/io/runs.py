@@ -187,7 +187,7 @@ class RunStream:
             if self.eager:
                 stretches = np.concatenate((stretches, np.zeros(len(self._qids)
                                                                 - len(stretches), np.int64)))
-                np.add.at(stretches, code[new], 1)
+                stretches += np.bincount(code[new], minlength=len(stretches))
                 again = code[new][code[new] < len(handed)]
                 if not learning and handed[again].any():
                     learning, pending, holding = True, _Pending(False), _Pending(False)
