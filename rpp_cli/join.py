@@ -23,7 +23,7 @@ from .core.memory import release_free_memory
 from .core.table import Growing
 from .errors import InputError
 from .io.qrels import to_text
-from .io.runs import Reappeared, Run, RunStream
+from .io.runs import Run, RunStream
 
 
 @dataclass
@@ -107,20 +107,65 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
              ) -> LoadedRun:
     """Read run ``r`` and join it: rows of the qrels' queries, duplicates resolved, ranked,
     cut to ``max_docs`` per query, coded by ``coder``. A regular file is joined a batch at a
-    time; should some of its queries have rows in more than one place, it is read again,
-    those queries' rows held until the end (standard input and pipes, which cannot be read
-    again, are joined whole): the same rows either way. ``threads``: the cores the other
-    readers leave idle, which split the file's windows and code its rows side by side."""
-    def join(attempt: int, eager: bool, hold: frozenset[bytes] = frozenset()) -> LoadedRun:
-        return _join_run(path, qpos, coder, attempt * n_runs + r, dedup, qrels_path, max_docs,
-                         threads, eager, hold)  # a batch number no earlier reading stamped
-    try:
-        return join(0, _rereadable(path))
-    except Reappeared as scattered:
+    time; the queries of it that turn out to have rows in more than one place after being
+    joined are joined again from a second reading of their rows alone. Standard input and
+    pipes, which cannot be read again, are joined whole. The same rows either way.
+    ``threads``: the cores the other readers leave idle, which split the file's windows and
+    code its rows side by side."""
+    eager = _rereadable(path)
+    before = _identity(path) if eager else None
+    stream = RunStream(path, threads=threads, query=lambda q: qpos.get(to_text(q), -1),
+                       eager=eager)
+    qids = list(qpos)
+    parts: list[_Part] = []
+    failed = _join_batches(stream, qids, coder, r, dedup, max_docs, threads, parts, None)
+    broken = stream.broken_qids()
+    if broken:  # their rows again, alone, in one batch (a batch number not yet stamped)
+        drop = np.zeros(len(qids), dtype=bool)
+        drop[[qpos[to_text(q)] for q in broken]] = True
+        parts = [part for part in (p.without(drop) for p in parts)
+                 if len(part.queries) or len(part.repeated)]
+        again = RunStream(path, threads=threads,
+                          query=lambda q: qpos[to_text(q)] if q in broken else -1)
+        failed = _join_batches(again, qids, coder, n_runs + r, dedup, max_docs, threads,
+                               parts, failed)
+        if _identity(path) != before:
+            raise InputError("changed while it was read (read twice: some queries' rows are "
+                             "in more than one place)", path=path)
+    if failed is not None:
+        raise failed
+    if not parts:
+        raise InputError(f"shares no query with the qrels ({qrels_path})", path=path)
+    repeats, batches = sum(len(p.repeated) for p in parts), len(parts)
+    rows = _lay_out(parts, len(qids))  # (takes the parts)
+    if batches > 1:  # a large run's batch arrays: what is kept will not reuse all of them
+        release_free_memory()  # (not after each small run: the heap would be faulted again)
+    present = np.zeros(len(qids), dtype=bool)
+    present[rows.qidx] = True
+    return LoadedRun(path, stream.tag, rows, repeats, int((stream.query_of() < 0).sum()),
+                     np.flatnonzero(~present).tolist())
+
+
+def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, dedup: bool,
+                  max_docs: int | None, threads: int, parts: list[_Part],
+                  failed: InputError | None) -> InputError | None:
+    """Join every batch of ``stream`` into ``parts``; the repeated-docno error of the earliest
+    line so far (``failed``, or one of these batches'), raised by the caller once the file is
+    read (a bad line anywhere comes first)."""
+    for run in stream:
         try:
-            return join(1, True, scattered.qids)
-        except Reappeared:  # the file changed between the readings
-            return join(2, False)
+            parts.append(_join_batch(run, stream.query_of(), qids, coder, batch, dedup,
+                                     max_docs, threads))
+        except InputError as err:
+            if failed is None or err.line < failed.line:
+                failed = err
+    return failed
+
+
+def _identity(path: str) -> tuple[int, ...]:
+    """What tells whether a file changed between two readings."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _rereadable(path: str) -> bool:
@@ -141,39 +186,18 @@ class _Part:
     code: np.ndarray
     trec_doc: np.ndarray | None
     tied: np.ndarray
-    repeats: int
+    repeated: np.ndarray  # the query of each repeated docno dropped (--dedup)
 
-
-def _join_run(path: str, qpos: dict[str, int], coder: Coder, batch: int, dedup: bool,
-              qrels_path: str, max_docs: int | None, threads: int, eager: bool,
-              hold: frozenset[bytes]) -> LoadedRun:
-    """:func:`load_run`, reading eagerly (batches of queries as they close; ``hold``'s
-    queries last) or not. A repeated docno is an error once the whole file is read (a bad
-    line anywhere comes first), at the earliest line of any batch that has one."""
-    stream = RunStream(path, threads=threads, query=lambda q: qpos.get(to_text(q), -1),
-                       eager=eager, hold=hold)
-    qids = list(qpos)
-    parts: list[_Part] = []
-    failed: InputError | None = None
-    for run in stream:
-        try:
-            parts.append(_join_batch(run, stream.query_of(), qids, coder, batch, dedup,
-                                     max_docs, threads))
-        except InputError as err:
-            if failed is None or err.line < failed.line:
-                failed = err
-    if failed is not None:
-        raise failed
-    if not parts:
-        raise InputError(f"shares no query with the qrels ({qrels_path})", path=path)
-    repeats, batches = sum(p.repeats for p in parts), len(parts)
-    rows = _lay_out(parts, len(qids))  # (takes the parts)
-    if batches > 1:  # a large run's batch arrays: what is kept will not reuse all of them
-        release_free_memory()  # (not after each small run: the heap would be faulted again)
-    present = np.zeros(len(qids), dtype=bool)
-    present[rows.qidx] = True
-    return LoadedRun(path, stream.tag, rows, repeats,
-                     int((stream.query_of() < 0).sum()), np.flatnonzero(~present).tolist())
+    def without(self, drop: np.ndarray) -> "_Part":
+        """The part less the rows, and repeats, of the queries ``drop`` marks (a bool per
+        query)."""
+        gone = drop[self.queries]
+        if not gone.any() and not drop[self.repeated].any():
+            return self
+        rows = np.repeat(~gone, self.counts)
+        return _Part(self.queries[~gone], self.counts[~gone], self.code[rows],
+                     None if self.trec_doc is None else self.trec_doc[rows], self.tied[rows],
+                     self.repeated[~drop[self.repeated]])
 
 
 def _join_batch(run: Run, query_of: np.ndarray, qids: list[str], coder: Coder, batch: int,
@@ -193,8 +217,8 @@ def _join_batch(run: Run, query_of: np.ndarray, qids: list[str], coder: Coder, b
     counts = counts[queries]
     query = np.repeat(queries, counts)  # ranked: by query
     code, repeat = coder.code(docno, query, batch, threads)
-    repeats = int(repeat.sum())
-    if repeats:
+    repeated = query[repeat]
+    if len(repeated):
         if not dedup:
             _repeat_error(path, docno, line_of, qids, query, code, repeat)
         trec, tied = _without(~repeat, trec, tied)
@@ -209,7 +233,7 @@ def _join_batch(run: Run, query_of: np.ndarray, qids: list[str], coder: Coder, b
             trec_doc = trec_doc[keep]
             trec_doc = None if (trec_doc == code).all() else trec_doc
     counts = np.bincount(query, minlength=n_queries)[queries]
-    return _Part(queries[counts > 0], counts[counts > 0], code, trec_doc, tied, repeats)
+    return _Part(queries[counts > 0], counts[counts > 0], code, trec_doc, tied, repeated)
 
 
 def _lay_out(parts: list[_Part], n_queries: int) -> RunRows:

@@ -4,8 +4,8 @@ byte of any output or error.
 
 Batches of 1, 2 and 7 rows (as many batches as queries, and queries cut across windows) are
 compared with one batch of the whole file (the reader of standard input and pipes), on
-realistic collections; files whose queries come back after being handed on (read again,
-those queries held to the end); repeats and bad lines in either order; and the corpus size of one run (unjudged docnos
+realistic collections; files whose queries come back after being handed on (those
+queries read again and joined once more); repeats and bad lines in either order; and the corpus size of one run (unjudged docnos
 coded fresh, not in the shared dictionary) against a literal count of distinct docno bytes.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import rpp_cli.io.runs as runs
 import rpp_cli.join as join
 from rpp_cli.collection import encode
 from rpp_cli.io.qrels import read_qrels
-from rpp_cli.io.runs import Reappeared, RunStream, _Pending
+from rpp_cli.io.runs import RunStream, _Pending
 
 from .conftest import rpp
 from .realistic import generate, write_collection
@@ -70,24 +70,23 @@ def _lines(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
-def _spy_streams(monkeypatch) -> list[tuple[bool, frozenset]]:
-    """Record the ``eager`` and ``hold`` of every RunStream the join makes."""
-    made: list[tuple[bool, frozenset]] = []
+def _spy_streams(monkeypatch) -> list[RunStream]:
+    """Keep every RunStream the join makes."""
+    made: list[RunStream] = []
 
     class Spy(RunStream):
         def __init__(self, *args, **kwargs):
-            made.append((kwargs.get("eager", False), kwargs.get("hold", frozenset())))
             super().__init__(*args, **kwargs)
+            made.append(self)
     monkeypatch.setattr(join, "RunStream", Spy)
     return made
 
 
 @pytest.mark.parametrize("seed", [3, 8, 14])
-def test_a_query_that_comes_back_is_read_again_holding_it(tmp_path, monkeypatch, seed):
+def test_a_query_that_comes_back_is_joined_again(tmp_path, monkeypatch, seed):
     """The same lines in another order (shuffled, or one query's first line moved to the
     end) print what the grouped file prints: an eager reading hands a query on and meets it
-    again, reads on to find every query that comes back, and the file is read again,
-    eagerly, with those queries' rows held to the end."""
+    again, drops it, and its rows are read again, alone, and joined once more."""
     coll = generate(seed)
     qrels, paths = write_collection(coll, tmp_path / "grouped", "plain")
     commands = _commands(qrels, paths)
@@ -107,8 +106,9 @@ def test_a_query_that_comes_back_is_read_again_holding_it(tmp_path, monkeypatch,
         made = _spy_streams(monkeypatch)
         got = _outputs(monkeypatch, commands, 1)
         assert got == want, how
-        assert all(eager for eager, _ in made), how
-        assert any(hold for _, hold in made) and any(not hold for _, hold in made), how
+        eager = [s for s in made if s.eager]
+        assert eager and any(s.broken_qids() for s in eager), how
+        assert len(made) == len(eager) + sum(bool(s.broken_qids()) for s in eager), how
         monkeypatch.undo()
 
 
@@ -171,27 +171,41 @@ def test_a_stream_hands_on_closed_queries_only():
     assert pending([1, 2, 2, 3], 3).closed().qid_stretches.tolist() == [1, 2, 2]
 
 
-def test_reappeared_names_every_query_that_comes_back(tmp_path, monkeypatch):
-    """An eager stream that meets a query it handed on reads on and names every qid with
-    rows in two places (q1 and q2); held, those come last, in one batch; without
-    ``eager`` the file is one batch."""
+def test_a_query_met_again_after_its_batch_is_broken(tmp_path, monkeypatch):
+    """An eager stream that meets a query it handed on calls it broken and drops the rest of
+    its rows (q1 and q2 are handed on with their first rows, then come back; q3-q5 are
+    whole); without ``eager`` the file is one batch and nothing is broken."""
     monkeypatch.setattr(runs, "BATCH_ROWS", 1)
     monkeypatch.setattr(table, "WINDOW_BYTES", 8)
     path = tmp_path / "run"
     path.write_text("q1 Q0 a 1 3\nq2 Q0 b 1 3\nq3 Q0 c 1 3\nq1 Q0 d 2 1\nq4 Q0 e 1 1\n"
                     "q2 Q0 f 2 1\nq5 Q0 g 1 1\n")
-    with pytest.raises(Reappeared) as again:
-        list(RunStream(str(path), eager=True))
-    assert again.value.qids == frozenset({b"q1", b"q2"})
-    stream = RunStream(str(path), eager=True, hold=again.value.qids)
+    stream = RunStream(str(path), eager=True)
     batches = list(stream)
-    qids = [[stream.qid_values[q] for q in b.qid_codes.tolist()] for b in batches]
-    assert qids[-1] == [b"q1", b"q2", b"q1", b"q2"]  # in file order
-    assert [batches[-1].file_row(i) for i in range(4)] == [0, 1, 3, 5]
-    assert sorted(q for b in qids[:-1] for q in b) == [b"q3", b"q4", b"q5"]
-    whole = list(RunStream(str(path)))
-    assert len(whole) == 1 and len(whole[0]) == 7
+    assert stream.broken_qids() == frozenset({b"q1", b"q2"})
+    docnos = sorted(bytes(b.docno_bytes) for b in batches)
+    assert b"".join(docnos) == b"abceg" and len(batches) > 1
+    whole = RunStream(str(path))
+    assert [len(b) for b in whole] == [7] and not whole.broken_qids()
 
+
+def test_a_file_changed_between_its_readings_is_an_error(tmp_path, monkeypatch):
+    """A run read twice (a query broken) that changed in between is refused, never joined
+    from two versions."""
+    monkeypatch.setattr(runs, "BATCH_ROWS", 1)
+    monkeypatch.setattr(table, "WINDOW_BYTES", 8)
+    qrels, run = _tiny(tmp_path, "q1 Q0 a 1 3 t\nq2 Q0 b 1 3 t\nq1 Q0 c 2 1 t\n")
+    real = RunStream.__iter__
+
+    def touch_after(self):
+        yield from real(self)
+        if self.eager:
+            run.write_text("q1 Q0 a 1 3 t\nq2 Q0 b 1 3 t\nq1 Q0 xy 2 1 t\n")  # longer
+    monkeypatch.setattr(RunStream, "__iter__", touch_after)
+    res = rpp("eval", "-m", "map", qrels, run)
+    assert (res.code, res.out) == (2, "")
+    assert res.err == (f"rpp: {run}: changed while it was read (read twice: some queries' "
+                       "rows are in more than one place)\n")
 
 
 def _literal_corpus_sizes(coll, qids: list[str], runs_used: list[int], max_docs: int | None

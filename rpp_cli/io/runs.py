@@ -107,42 +107,32 @@ class LineNumbers:
 
 # Rows of whole queries a RunStream gathers before it hands them on: each batch is joined
 # at once, so this sets the bytes of docnos held per reader (a few MB), and a per-batch cost.
-BATCH_ROWS = 1 << 18
-
-
-class Reappeared(Exception):
-    """A query an eager RunStream already handed on has rows again: the file does not list
-    each query's rows together. ``qids``: every qid of the file with rows in more than one
-    place (the rest of the file was read to find them all), for the next reading to hold."""
-
-    def __init__(self, path: str, qids: frozenset[bytes]) -> None:
-        super().__init__(path)
-        self.qids = qids
+BATCH_ROWS = 1 << 19
 
 
 class RunStream:
     """A run file (plain, gzip or ``-``) split a window at a time and handed on as batches of
     whole queries, so that the caller can join each batch and let its docnos go.
 
-    Iterating yields :class:`Run` batches; ``qid_values``, ``tag``, ``untagged`` and
-    ``lines`` describe the whole file once the iteration ends. With ``eager``, a batch is
-    handed on as soon as its queries are closed: every stretch of them comes before every
-    stretch of a query still open (so a batch's lines all come before the next batch's);
-    the rows of the qids in ``hold`` are handed on last, together. A query already handed on
-    that has rows again raises :class:`Reappeared` once the file is read. Without ``eager``,
-    the whole file is one batch. ``query(qid) -> int`` (>= 0 kept, -1 dropped) drops the rows
-    of queries nobody evaluates as they are read. Malformed lines raise InputError, after
-    the whole file is read: the tokenizer's first, then a bad score's.
+    Iterating yields :class:`Run` batches; ``qid_values``, ``tag``, ``untagged``, ``lines``
+    and :meth:`broken_qids` describe the whole file once the iteration ends. With ``eager``,
+    a batch is handed on as soon as its queries are closed: every stretch of them comes
+    before every stretch of a query still open (so a batch's lines all come before the next
+    batch's). A query already handed on that has rows again is *broken*: its later rows are
+    dropped, and the caller reads them all again (a file that does not list each query's
+    rows together). Without ``eager``, the whole file is one batch. ``query(qid) -> int``
+    (>= 0 kept, -1 dropped) drops the rows of queries nobody evaluates as they are read.
+    Malformed lines raise InputError, after the whole file is read: the tokenizer's first,
+    then a bad score's.
     """
 
     def __init__(self, path: str, keep_rank: bool = False, threads: int = 1,
-                 query: Callable[[bytes], int] | None = None, eager: bool = False,
-                 hold: frozenset[bytes] = frozenset()) -> None:
+                 query: Callable[[bytes], int] | None = None, eager: bool = False) -> None:
         self.path, self.keep_rank, self.threads, self.eager = path, keep_rank, threads, eager
-        self._query, self._hold = query, hold
+        self._query = query
         self._qids = Dictionary()
         self._query_of = Growing(np.int64)  # query(qid) of each qid code (0 without query)
-        self._held = Growing(np.bool_)  # each qid code: in ``hold``
+        self._broken = np.zeros(0, dtype=bool)  # each qid code: handed on, then met again
         self.tag: str | None = None
         self.untagged: int | None = None
         self.lines = LineNumbers()
@@ -157,12 +147,14 @@ class RunStream:
         """(qid codes,) int64 ``query(qid)`` of each qid so far (needs ``query``)."""
         return self._query_of.array().copy()
 
+    def broken_qids(self) -> frozenset[bytes]:
+        """The qids handed on in a batch and then met again (their later rows dropped)."""
+        return frozenset(self._qids.strings(np.flatnonzero(self._broken)))
+
     def __iter__(self) -> Iterator[Run]:
         fields = (0, 2, 3, 4, 5) if self.keep_rank else (0, 2, 4, 5)
-        pending, holding = _Pending(self.keep_rank), _Pending(self.keep_rank)
+        pending = _Pending(self.keep_rank)
         handed = np.zeros(0, dtype=bool)  # per qid code: handed on in a batch
-        stretches = np.zeros(0, dtype=np.int64)  # per qid code: its stretches (eager)
-        learning = False  # a query came back: the rest is read to find every one that does
         bad, last_qid, check_at = None, -1, BATCH_ROWS
         for table in split_stream(self.path, fields, (5, 6), RUN_FORMAT, self.threads):
             if bad is not None or len(table) == 0:
@@ -184,23 +176,15 @@ class RunStream:
             self._new_qids()
             new = np.flatnonzero(np.diff(code, prepend=last_qid))  # rows starting a stretch
             last_qid = pending.open = int(code[-1])
-            if self.eager:
-                stretches = np.concatenate((stretches, np.zeros(len(self._qids)
-                                                                - len(stretches), np.int64)))
-                stretches += np.bincount(code[new], minlength=len(stretches))
-                again = code[new][code[new] < len(handed)]
-                if not learning and handed[again].any():
-                    learning, pending, holding = True, _Pending(False), _Pending(False)
-            if learning:
+            again = code[new][code[new] < len(handed)]
+            self._broken[again[handed[again]]] = True
+            keep = (self._query_of.array()[code] >= 0) & ~self._broken[code]
+            kept = np.flatnonzero(keep)  # a stretch is kept or dropped whole
+            if len(kept) == 0:
                 continue
-            keep = self._query_of.array()[code] >= 0  # a stretch is kept or dropped whole
-            held = self._held.array()[code]
             starts = np.zeros(len(table), dtype=bool)
             starts[new] = True
-            for store, rows_in in ((pending, np.flatnonzero(keep & ~held)),
-                                   (holding, np.flatnonzero(keep & held))):
-                if len(rows_in):
-                    store.add(table, rows_in, score, code, np.flatnonzero(starts[rows_in]), rows)
+            pending.add(table, kept, score, code, np.flatnonzero(starts[kept]), rows)
             if self.eager and len(pending) >= check_at:
                 batch = pending.closed()
                 if batch is None:
@@ -213,23 +197,18 @@ class RunStream:
                 yield self._batch(batch)
         if bad is not None:
             raise bad
-        if learning:
-            scattered = np.flatnonzero(stretches > 1)
-            raise Reappeared(self.path, frozenset(self._qids.strings(scattered)))
-        for rest in (pending, holding):
-            if len(rest):
-                yield self._batch(rest.all())
+        if len(pending):
+            yield self._batch(pending.all())
 
     def _new_qids(self) -> None:
-        """Note, for the qids added since the last call, their query and whether they are
-        held."""
-        known = len(self._held.array())
+        """Note the query of the qids added since the last call."""
+        known = len(self._broken)
         if known == len(self._qids):
             return
         added = self._qids.strings(np.arange(known, len(self._qids)))
         self._query_of.append(np.array([self._query(q) if self._query else 0 for q in added],
                                        dtype=np.int64))
-        self._held.append(np.array([q in self._hold for q in added], dtype=np.bool_))
+        self._broken = np.concatenate((self._broken, np.zeros(len(added), dtype=bool)))
 
     def _batch(self, run: Run) -> Run:
         run.path = self.path
