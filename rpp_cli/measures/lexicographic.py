@@ -43,8 +43,9 @@ register(Measure("lexirecall", PREFERENCE, "lexicographic",
 
 def decisive_levels(diff: np.ndarray, bounds: np.ndarray, direction: str
                     ) -> tuple[np.ndarray, np.ndarray]:
-    """For each pair (row of ``diff``) and query (segment starting at ``bounds``): the level
-    index where the lexicographic comparison is decided, and whether any level differs.
+    """For each pair (row of ``diff``, position differences or their signs) and query
+    (segment starting at ``bounds``): the level index where the lexicographic comparison is
+    decided, and whether any level differs.
 
     ``direction`` "first" scans i = 1..m, "last" scans i = m..1."""
     n_levels = diff.shape[1]
@@ -63,15 +64,15 @@ def lexicographic(positions: np.ndarray, pops: Populations, n_queries: int, dire
     """(Q, R, R) lexicographic preference of every ordered run pair on every query."""
     n_runs = positions.shape[0]
     out = np.zeros((n_queries, n_runs, n_runs))
-    for q0, q1, lo, ia, ib, diff, bounds in pair_blocks(positions, pops, n_queries):
-        if diff.shape[1] == 0:
+    for q0, q1, lo, ia, ib, sign, bounds in pair_blocks(positions, pops, n_queries):
+        if sign.shape[1] == 0:
             continue
-        at, decided = decisive_levels(diff, bounds, direction)
+        at, decided = decisive_levels(sign, bounds, direction)
         rows = np.arange(len(ia))[:, None]
         if value == "sign":
-            vals = np.sign(diff[rows, at]).astype(np.float64)
+            vals = sign[rows, at].astype(np.float64)
         else:
-            f = positions[:, lo:lo + diff.shape[1]].astype(np.float64)
+            f = positions[:, lo:lo + sign.shape[1]].astype(np.float64)
             vals = 1.0 / f[ia[:, None], at] - 1.0 / f[ib[:, None], at]
         vals = np.where(decided, vals, 0.0)
         out[q0:q1, ia, ib] = vals.T

@@ -59,11 +59,12 @@ def level_weights(pops: Populations, discount: str) -> np.ndarray:
 def pair_blocks(positions: np.ndarray, pops: Populations, n_queries: int
                 ) -> Iterator[tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray,
                                     np.ndarray]]:
-    """The position differences f^b - f^a of every run pair a < b, a block of queries at a
-    time (bounded memory at any scale): yields (q0, q1, lo, ia, ib, diff, bounds), where
-    ``diff`` is (pairs, levels of queries q0..q1-1), ``lo`` the first of those levels and
-    ``bounds`` the first level of each of those queries within the block. diff > 0: run a
-    places that member higher."""
+    """The signs of the position differences f^b - f^a of every run pair a < b, a block of
+    queries at a time (bounded memory at any scale): yields (q0, q1, lo, ia, ib, sign,
+    bounds), where ``sign`` is int8 (pairs, levels of queries q0..q1-1), ``lo`` the first of
+    those levels and ``bounds`` the first level of each of those queries within the block.
+    sign > 0: run a places that member higher. The pairs of one run a are compared with
+    its row at once (no copies of the runs' rows per pair)."""
     n_runs = positions.shape[0]
     ia, ib = np.triu_indices(n_runs, 1)
     if len(ia) == 0:
@@ -77,7 +78,15 @@ def pair_blocks(positions: np.ndarray, pops: Populations, n_queries: int
         q1 = min(q1, n_queries)
         lo, hi = q_start[q0], q_start[q1]
         block = positions[:, lo:hi]
-        yield q0, q1, int(lo), ia, ib, block[ib] - block[ia], q_start[q0:q1] - lo
+        sign = np.empty((len(ia), hi - lo), dtype=np.int8)
+        at = 0
+        for a in range(n_runs - 1):  # pairs (a, a+1..R-1): rows at..at+R-a-2 of ia, ib
+            later, row = block[a + 1:], block[a]
+            out = sign[at:at + len(later)]
+            np.greater(later, row, out=out.view(np.bool_))
+            out -= np.less(later, row).view(np.int8)
+            at += len(later)
+        yield q0, q1, int(lo), ia, ib, sign, q_start[q0:q1] - lo
         q0 = q1
 
 
@@ -111,14 +120,13 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
     n_runs = positions.shape[0]
     out = np.zeros((weights.shape[1], n_queries, n_runs, n_runs))
     uniform = np.zeros(weights.shape[1], dtype=bool) if uniform is None else uniform
-    for q0, q1, lo, ia, ib, diff, bounds in pair_blocks(positions, pops, n_queries):
-        if diff.shape[1] == 0:
+    for q0, q1, lo, ia, ib, sign, bounds in pair_blocks(positions, pops, n_queries):
+        if sign.shape[1] == 0:
             continue
-        sign = np.sign(diff).astype(np.int8)
-        levels = np.diff(np.append(bounds, diff.shape[1]))  # (Qc,) levels of each query
+        levels = np.diff(np.append(bounds, sign.shape[1]))  # (Qc,) levels of each query
         has = np.flatnonzero(levels)  # queries with levels (a shard may hold others: 0)
         starts, levels = bounds[has], levels[has]
-        counts = np.add.reduceat(sign.astype(np.int64), starts, axis=1) if uniform.any() \
+        counts = np.add.reduceat(sign, starts, axis=1, dtype=np.int64) if uniform.any() \
             else None
         if not uniform.all():
             decided = sign != 0
@@ -128,7 +136,7 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
             if uniform[m]:
                 vals = counts / levels  # (pairs, Qh): a ratio of integers
             else:
-                w = weights[lo:lo + diff.shape[1], m]
+                w = weights[lo:lo + sign.shape[1], m]
                 vals = np.add.reduceat(sign * w, starts, axis=1)  # (pairs, Qh)
                 mass = np.add.reduceat(decided * w, starts, axis=1)
                 vals[np.abs(vals) <= tolerance * mass] = 0.0
