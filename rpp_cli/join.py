@@ -4,10 +4,11 @@ coded, so the docnos' bytes are let go a batch at a time; the batches' rows are 
 out by query.
 
 Judged docnos get their code in the collection's dictionary (codes 0..J-1). Other docnos need
-an identity across runs only when there are several runs (the default corpus size counts the
-union of their rankings; offline interleaving merges them): then they are coded in that
-dictionary too, bytes compared; with one run, each distinct unjudged (query, docno) of it
-gets a fresh code of its own, and the dictionary keeps judged docnos only.
+an identity across runs only when several runs are read for measures that compare them by
+docno (the default corpus size counts the union of their rankings; offline interleaving
+merges them: measures.ACROSS_RUNS): then they are coded in that dictionary too, bytes
+compared; otherwise each run's distinct unjudged (query, docno) gets a fresh code of its own,
+and the dictionary keeps judged docnos only.
 """
 from __future__ import annotations
 
@@ -162,9 +163,12 @@ def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, 
     return failed
 
 
-def _identity(path: str) -> tuple[int, ...]:
-    """What tells whether a file changed between two readings."""
-    st = os.stat(path)
+def _identity(path: str) -> tuple[int, ...] | None:
+    """What tells whether a file changed between two readings (None: it is gone)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
