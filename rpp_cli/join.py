@@ -21,7 +21,7 @@ import numpy as np
 
 from .core import Column, Dictionary, group_positions, rank_rows
 from .core.memory import release_free_memory
-from .core.table import Growing
+from .core.table import Growing, remembered
 from .errors import InputError
 from .io.qrels import to_text
 from .io.runs import Run, RunStream
@@ -173,9 +173,11 @@ def _identity(path: str) -> tuple[int, ...] | None:
 
 
 def _rereadable(path: str) -> bool:
-    """Whether ``path`` can be read a second time (a regular file)."""
+    """Whether ``path`` can be read a second time, the same bytes again: a regular file,
+    unless its first reading takes bytes held in memory (the API's runs, a file looked at
+    before its turn)."""
     try:
-        return path != "-" and os.path.isfile(path)
+        return path != "-" and not remembered(path) and os.path.isfile(path)
     except OSError:
         return False
 

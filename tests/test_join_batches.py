@@ -272,3 +272,18 @@ def test_a_collection_without_shared_codes_has_no_corpus_size(tmp_path):
     assert several.corpus_size is None
     one = encode(qrels, [str(paths[0])], across_runs=False)
     assert one.corpus_size.tolist() == _literal_corpus_sizes(coll, one.qids, [0], None)
+
+
+def test_bytes_held_in_memory_are_joined_whole(tmp_path, monkeypatch):
+    """A run whose bytes are held in memory (the API's, or a file looked at before its turn)
+    is never read twice, even when a file of that name exists: its second reading would
+    read the file, not those bytes."""
+    from rpp_cli.core.table import remember
+
+    path = tmp_path / "run"
+    path.write_text("q1 Q0 on-disk 1 1\n")
+    remember(str(path), b"q1 Q0 a 1 3\nq2 Q0 b 1 3\nq1 Q0 c 2 1\n")
+    assert not join._rereadable(str(path))
+    batches = list(RunStream(str(path)))  # its one reader takes the bytes
+    assert [bytes(b.docno_bytes) for b in batches] == [b"abc"]
+    assert join._rereadable(str(path))  # the next reading reads the file

@@ -41,6 +41,13 @@ def remember(path: str, data: bytes | bytearray) -> None:
         _AGAIN[path] = data
 
 
+def remembered(path: str) -> bool:
+    """Whether the next read of ``path`` takes bytes given or read before (:func:`remember`)
+    rather than the file: a reader that reads ``path`` twice must not mix the two."""
+    with _AGAIN_LOCK:
+        return path in _AGAIN
+
+
 def read_bytes(path: str, again: bool = False) -> bytearray:
     """The content of ``path`` (``-`` = stdin; gzip detected by magic), at most the limit.
 
