@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +24,7 @@ from .core.memory import release_free_memory
 from .core.table import Growing, remembered
 from .errors import InputError
 from .io.qrels import to_text
+from .io import runs as run_files
 from .io.runs import Run, RunStream
 
 
@@ -153,14 +154,48 @@ def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, 
     """Join every batch of ``stream`` into ``parts``; the repeated-docno error of the earliest
     line so far (``failed``, or one of these batches'), raised by the caller once the file is
     read (a bad line anywhere comes first)."""
-    for run in stream:
-        try:
-            parts.append(_join_batch(run, stream.query_of(), qids, coder, batch, dedup,
-                                     max_docs, threads))
-        except InputError as err:
-            if failed is None or err.line < failed.line:
-                failed = err
+    for held in stream:
+        for run in _whole_queries(held, run_files.BATCH_ROWS):
+            try:
+                parts.append(_join_batch(run, stream.query_of(), qids, coder, batch, dedup,
+                                         max_docs, threads))
+            except InputError as err:
+                if failed is None or err.line < failed.line:
+                    failed = err
     return failed
+
+
+def _whole_queries(run: Run, rows: int) -> Iterator[Run]:
+    """``run`` as runs of whole queries of about ``rows`` rows each (itself when it is not
+    much larger), in order of the queries' first rows, each with its docnos' bytes copied
+    out: a run held whole (standard input) is joined a batch at a time too, so the join's
+    own arrays are those of a batch, not of the file."""
+    if len(run) <= 2 * rows:
+        yield run
+        return
+    length = np.diff(run.stretch_starts, append=len(run))  # rows of each stretch
+    byte_at = np.cumsum(np.add.reduceat(run.docno_lens, run.stretch_starts, dtype=np.int64))
+    byte_at -= np.add.reduceat(run.docno_lens, run.stretch_starts, dtype=np.int64)
+    qid = run.qid_stretches
+    per_qid = np.bincount(qid, weights=length).astype(np.int64)  # rows of each qid
+    group = ((np.cumsum(per_qid) - per_qid) // rows)[qid]  # of each stretch
+    order = np.argsort(group, kind="stable")  # the stretches of group 0, 1, ... in file order
+    cuts = np.searchsorted(group[order], np.arange(int(group.max()) + 2))
+    first = run.stretch_starts if run.first_rows is None else run.first_rows
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        sel = order[lo:hi]
+        if len(sel) == 0:
+            continue
+        n = length[sel]
+        into = np.cumsum(n) - n  # where each stretch starts in the part
+        row = np.repeat(run.stretch_starts[sel] - into, n) + np.arange(int(n.sum()))
+        lens = run.docno_lens[row]
+        within = np.cumsum(lens, dtype=np.int64) - lens
+        within -= np.repeat(within[into], n)
+        starts = np.repeat(byte_at[sel], n) + within
+        docno = Column(run.docno_bytes, starts, lens.astype(np.int32)).compact()
+        yield Run(run.path, run.tag, qid[sel], into, run.qid_values, docno.data, lens,
+                  run.score[row], run.lines, first_rows=first[sel])
 
 
 def _identity(path: str) -> tuple[int, ...] | None:

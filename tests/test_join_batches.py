@@ -42,11 +42,14 @@ def _commands(qrels: Path, paths: list[Path]) -> list[list]:
     ]
 
 
-def _outputs(monkeypatch, commands: list[list], batch: int | None) -> list[tuple]:
+def _outputs(monkeypatch, commands: list[list], batch: int | None, whole: int = 0
+             ) -> list[tuple]:
     """The outcomes at a batch size, through windows of 64 bytes (a line or two: a batch
-    can close after any of them); None: one batch of the whole file (not eager)."""
+    can close after any of them); None: the whole file read at once (not eager), joined
+    ``whole`` rows of whole queries at a time (0: at once)."""
     if batch is None:
         monkeypatch.setattr(join, "_rereadable", lambda path: False)
+        monkeypatch.setattr(runs, "BATCH_ROWS", whole or 1 << 40)
     else:
         monkeypatch.setattr(join, "_rereadable", lambda path: True)
         monkeypatch.setattr(runs, "BATCH_ROWS", batch)
@@ -64,6 +67,10 @@ def test_every_batch_size_prints_what_the_whole_file_prints(tmp_path, monkeypatc
         got = _outputs(monkeypatch, commands, batch)
         for command, g, w in zip(commands, got, want):
             assert g == w, f"seed {seed} {style}, batch {batch}: {command[:4]} differs"
+    for whole in BATCHES:  # read whole (stdin), joined a few queries at a time
+        got = _outputs(monkeypatch, commands, None, whole)
+        for command, g, w in zip(commands, got, want):
+            assert g == w, f"seed {seed} {style}, whole file by {whole}: {command[:4]} differs"
 
 
 def _lines(path: Path) -> list[bytes]:
@@ -125,8 +132,9 @@ GROUPED = ("q1 Q0 a 1 3 t\nq1 Q0 x 2 2 t\n"
            "q3 Q0 c 1 3 t\nq3 Q0 y 2 1 t\n")
 
 
-@pytest.mark.parametrize("batch", (None, *BATCHES))
-def test_errors_keep_their_order_whatever_the_batches(tmp_path, monkeypatch, batch):
+@pytest.mark.parametrize("batch,whole", [(None, 0), (None, 1), (None, 2)]
+                         + [(batch, 0) for batch in BATCHES])
+def test_errors_keep_their_order_whatever_the_batches(tmp_path, monkeypatch, batch, whole):
     """A repeat found in an early batch is reported only if nothing later in the file is
     malformed: a bad line (the tokenizer's) and then a bad score come first, as when the
     whole file is read; a repeat in a query that comes back is found across its stretches."""
@@ -139,7 +147,7 @@ def test_errors_keep_their_order_whatever_the_batches(tmp_path, monkeypatch, bat
     ]
     for text, error in cases:
         qrels, run = _tiny(tmp_path, text)
-        res = _outputs(monkeypatch, [["eval", "-m", "map", qrels, run]], batch)[0]
+        res = _outputs(monkeypatch, [["eval", "-m", "map", qrels, run]], batch, whole)[0]
         assert res[0] == 2 and res[1] == "", (text, res)
         assert res[2].startswith(f"rpp: {tmp_path}/") and error in res[2], (text, res)
         assert res[2].count("\n") == 1

@@ -139,6 +139,25 @@ def test_joining_a_run_holds_a_batch_of_docnos_not_the_file(tmp_path, monkeypatc
     assert growth < (bytes_b - bytes_a) // 4, (growth, bytes_b - bytes_a)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_run_held_whole_is_joined_a_batch_at_a_time(tmp_path, monkeypatch, threads):
+    """A run that cannot be read twice (standard input, here a file taken as one) is held
+    whole, its docnos' bytes and 10 bytes a row, and joined 16,384 rows of whole queries at
+    a time: four times the rows raise the traced peak by what is held and kept, not by the
+    join's own arrays of the whole file (about 100 bytes a row, measured with one batch)."""
+    import rpp_cli.io.runs as runs
+    import rpp_cli.join as join
+
+    monkeypatch.setattr(join, "_rereadable", lambda path: False)
+    monkeypatch.setattr(runs, "BATCH_ROWS", 1 << 14)
+    monkeypatch.setattr(table, "WINDOW_BYTES", 1 << 18)
+    peak_a, kept_a, bytes_a = _join_peak(tmp_path, 400, threads)
+    peak_b, kept_b, bytes_b = _join_peak(tmp_path, 2000, threads)
+    held = (bytes_b - bytes_a) + 10 * 400_000  # the file's rows, held while it is joined
+    growth = (peak_b - 2 * kept_b) - (peak_a - 2 * kept_a)
+    assert growth < held + 10 * 400_000, (growth, held)
+
+
 # Scores that tie as C floats but not as doubles (trec_eval's order differs there), ties
 # as doubles, and docnos with shared prefixes of 1-12 bytes.
 SCORES = (1.0, 1.0 + 2**-30, 1.0 + 2**-29, 0.5, 0.5 + 2**-31, 0.25, -3.0)
