@@ -111,7 +111,8 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
     cut to ``max_docs`` per query, coded by ``coder``. A regular file is joined a batch at a
     time; the queries of it that turn out to have rows in more than one place after being
     joined are joined again from a second reading of their rows alone. Standard input and
-    pipes, which cannot be read again, are joined whole. The same rows either way.
+    pipes, which cannot be read again, are held whole and then joined a batch at a time. The
+    same rows either way.
     ``threads``: the cores the other readers leave idle, which split the file's windows and
     code its rows side by side."""
     eager = _rereadable(path)
