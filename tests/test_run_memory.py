@@ -1,8 +1,10 @@
 """What reading and joining a run keeps (issue 18 item 2, memory bounded by what is kept).
 
 read_run keeps a row as its docno's bytes, a 2-byte length and an 8-byte score, and its qid
-once per stretch of rows with one qid; the window it reads through is the rest. _load_run lets
-the scores go before the dictionary grows, so repeated docnos (--dedup) take their ties and
+once per stretch of rows with one qid; the window it reads through is the rest. The join
+(join.py) takes a batch of whole queries at a time, from the file as it is read or from a
+run held whole, so its peak grows with what is kept, not with the docnos' bytes. Each batch
+lets the scores go before it is coded, so repeated docnos (--dedup) take their ties and
 trec_eval order from what was computed on all rows: a differential test against computing
 them on the kept rows, with their scores.
 """
