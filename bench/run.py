@@ -119,6 +119,7 @@ class Scenario:
     jobs1: bool = False      # time `rpp ... -j 1` too
     default: bool = True     # part of a plain `make bench`
     run_files: tuple[str, ...] = ()  # only these files of the collection's runs/ (by name)
+    stdin: bool = False      # the one run is given as `-`, its file on standard input
     expect_error: str | None = None  # rpp must exit 2 with this in its error line
     needs_gb: float = 0.0    # memory it needs: a plain `make bench` skips it on a smaller machine
     notes: list[str] = field(default_factory=list)
@@ -143,6 +144,11 @@ SCENARIOS = [
         Target("seconds", "<=", 1.5, "time (s)")]),
     Scenario("big", "big", ["eval", "-m", "map"], run_files=("run.gz",), needs_gb=9,
              targets=[Target("peak_mb", "<=", GIB_MB, "peak memory (MB; 1.5 GiB)")]),
+    Scenario("big-stdin", "big", ["eval", "-m", "map"], run_files=("run.gz",), stdin=True,
+             needs_gb=9, targets=[Target("peak_mb", "<=", GIB_MB * 2, "peak memory (MB; 3 GiB)")],
+             notes=["standard input cannot be read twice: the run is held whole (its docnos' "
+                    "bytes and 10 bytes a row), then joined a batch of queries at a time; "
+                    "the 3 GiB line is rpp's own, not issue 18's"]),
     Scenario("big-error", "big", ["eval", "-m", "map"], run_files=("bad.gz",), needs_gb=9,
              expect_error=":44999001: expected 5 or 6 fields", targets=[
         Target("peak_mb", "<=", GIB_MB, "peak memory (MB; 1.5 GiB)")], notes=[
@@ -251,12 +257,15 @@ def cpu_ticks() -> tuple[int, int]:
     return sum(fields[:3]) + sum(fields[5:7]), fields[7] if len(fields) > 7 else 0
 
 
-def timed(cmd: list[str], timeout: float | None = None, env: dict | None = None) -> dict:
-    """One process: wall seconds, memory, exit status; stdout discarded, stderr kept (tail)."""
-    with tempfile.TemporaryFile() as err:
+def timed(cmd: list[str], timeout: float | None = None, env: dict | None = None,
+          stdin: str | None = None) -> dict:
+    """One process: wall seconds, memory, exit status; stdout discarded, stderr kept (tail);
+    ``stdin``: a file to give it on standard input."""
+    with tempfile.TemporaryFile() as err, \
+            open(stdin or os.devnull, "rb") as given:
         busy0, steal0 = cpu_ticks()
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err,
+        proc = subprocess.Popen(cmd, stdin=given, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True, env=env)
         sampler = TreeSampler(proc.pid)
         sampler.start()
@@ -304,6 +313,7 @@ class Command:
     timeout: float | None = None
     env: dict | None = None
     expect_error: str | None = None  # success is exit status 2 with this in stderr
+    stdin: str | None = None  # a file given on standard input
     results: list[dict] = field(default_factory=list)
 
     def succeeded(self, r: dict) -> bool:
@@ -319,6 +329,9 @@ class Command:
         words = [w for w in self.argv if not w.startswith(str(HERE / "data"))]
         n = sum(1 for w in self.argv if w.startswith(str(HERE / "data"))) - 1
         words = [w.replace(str(ROOT) + "/", "") for w in words]
+        if self.stdin:  # ... QRELS - < RUN
+            words.insert(words.index("-"), "QRELS")
+            return shlex.join(words) + " < RUN"
         qrels = words.index("-R") + 1 if "-R" in words else len(words)
         words.insert(qrels, "QRELS")
         return shlex.join(words) + f" RUN x{n}"
@@ -374,7 +387,7 @@ def run_interleaved(commands: list[Command], budget: float, inputs: list[str]) -
                 continue  # a failure or a timeout is not repeated
             print(f"  {c.label:<14} run {i + 1} ...", end="", file=sys.stderr, flush=True)
             warm(inputs)
-            r = timed(c.argv, c.timeout, c.env)
+            r = timed(c.argv, c.timeout, c.env, c.stdin)
             c.results.append(r)
             state = ("TIMEOUT" if r["timed_out"] else f"{r['peak_mb']:.0f} MB"
                      if c.succeeded(r) else f"FAILED ({r['code']})")
@@ -388,8 +401,11 @@ def run_scenario(sc: Scenario, args: argparse.Namespace) -> dict:
     if sc.run_files:
         runs = [r for r in runs if r.name in sc.run_files]
     files = [str(qrels), *map(str, runs)]
+    stdin = None
+    if sc.stdin:  # the one run from standard input
+        stdin, files = files[1], [files[0], "-"]
     rpp = Command("rpp", [*args.rpp, *sc.args, *files], args.repeat,
-                  expect_error=sc.expect_error)
+                  expect_error=sc.expect_error, stdin=stdin)
     commands = [rpp]
     j1 = naive = ref = None
     base_env = {**os.environ, "PYTHONUTF8": "1"}  # baselines read the UTF-8 docnos as UTF-8
@@ -410,7 +426,8 @@ def run_scenario(sc: Scenario, args: argparse.Namespace) -> dict:
         commands.append(ref)
     print(f"{sc.name}: rpp {' '.join(sc.args)} on {sc.collection} "
           f"({len(runs)} runs)", file=sys.stderr, flush=True)
-    run_interleaved(commands, args.budget, files)
+    inputs = [f for f in files if f != "-"] + ([stdin] if stdin else [])
+    run_interleaved(commands, args.budget, inputs)
 
     row: dict = {"collection": sc.collection, "rpp_args": " ".join(sc.args),
                  "timings": {c.label: c.summary() for c in commands}, "notes": list(sc.notes)}
