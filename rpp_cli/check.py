@@ -4,7 +4,6 @@ than the baseline on a chosen measure, or when a metric drops by more than its a
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 import numpy as np

@@ -199,7 +199,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     readers = min(threads_for(run_paths, jobs), len(run_paths))
     per_run = max(1, min(jobs // readers, PER_RUN_THREADS))  # the cores readers leave idle
     shared = len(run_paths) > 1 and across_runs
-    coder = Coder(docs, len(qids), shared)
+    coder = Coder(docs, shared)
     loaded = map_runs(lambda r: load_run(r, len(run_paths), run_paths[r], qpos, coder, dedup,
                                          qrels.path, max_docs, per_run),
                       len(run_paths), readers, label="reading runs")

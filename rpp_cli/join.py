@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,8 +58,8 @@ class Coder:
     their code in ``docs``, others in ``docs`` too when ``shared``, else by fresh codes
     J, J + 1, ... Safe from several threads."""
 
-    def __init__(self, docs: Dictionary, n_queries: int, shared: bool) -> None:
-        self.docs, self.n_queries, self.shared = docs, n_queries, shared
+    def __init__(self, docs: Dictionary, shared: bool) -> None:
+        self.docs, self.shared = docs, shared
         self.n_judged = len(docs)
         self._fresh = Growing(np.int32)  # the query of each fresh code, J on
         self._fresh_count = 0
@@ -73,7 +73,10 @@ class Coder:
         earlier row of this call had; ``batch``: a number no other run's calls use."""
         if self.shared:
             return self.docs.add_batch(docno, query, batch, threads)
-        local, repeat = Dictionary(self.n_queries).add_batch(docno, query, 0, threads)
+        among = np.zeros(len(query), dtype=np.int64)  # each row's query among the batch's
+        np.cumsum(query[1:] != query[:-1], out=among[1:])
+        local, repeat = Dictionary(int(among[-1]) + 1 if len(among) else 1).add_batch(
+            docno, among, 0, threads)
         code = self.docs.find(docno, query)
         new = (code < 0) & ~repeat  # the first row of each unjudged docno
         with self._lock:
@@ -145,7 +148,7 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
         release_free_memory()  # (not after each small run: the heap would be faulted again)
     present = np.zeros(len(qids), dtype=bool)
     present[rows.qidx] = True
-    return LoadedRun(path, stream.tag, rows, repeats, int((stream.query_of() < 0).sum()),
+    return LoadedRun(path, stream.tag, rows, repeats, stream.dropped(),
                      np.flatnonzero(~present).tolist())
 
 
@@ -156,47 +159,15 @@ def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, 
     line so far (``failed``, or one of these batches'), raised by the caller once the file is
     read (a bad line anywhere comes first)."""
     for held in stream:
-        for run in _whole_queries(held, run_files.BATCH_ROWS):
+        for run in held.by_queries(run_files.BATCH_ROWS):
             try:
-                parts.append(_join_batch(run, stream.query_of(), qids, coder, batch, dedup,
-                                         max_docs, threads))
+                query = run.stretched(stream.query_of(run.qid_stretches))
+                parts.append(_join_batch(run, query, qids, coder, batch, dedup, max_docs,
+                                         threads))
             except InputError as err:
                 if failed is None or err.line < failed.line:
                     failed = err
     return failed
-
-
-def _whole_queries(run: Run, rows: int) -> Iterator[Run]:
-    """``run`` as runs of whole queries of about ``rows`` rows each (itself when it is not
-    much larger), in order of the queries' first rows, each with its docnos' bytes copied
-    out: a run held whole (standard input) is joined a batch at a time too, so the join's
-    own arrays are those of a batch, not of the file."""
-    if len(run) <= 2 * rows:
-        yield run
-        return
-    length = np.diff(run.stretch_starts, append=len(run))  # rows of each stretch
-    byte_at = np.cumsum(np.add.reduceat(run.docno_lens, run.stretch_starts, dtype=np.int64))
-    byte_at -= np.add.reduceat(run.docno_lens, run.stretch_starts, dtype=np.int64)
-    qid = run.qid_stretches
-    per_qid = np.bincount(qid, weights=length).astype(np.int64)  # rows of each qid
-    group = ((np.cumsum(per_qid) - per_qid) // rows)[qid]  # of each stretch
-    order = np.argsort(group, kind="stable")  # the stretches of group 0, 1, ... in file order
-    cuts = np.searchsorted(group[order], np.arange(int(group.max()) + 2))
-    first = run.stretch_starts if run.first_rows is None else run.first_rows
-    for lo, hi in zip(cuts[:-1], cuts[1:]):
-        sel = order[lo:hi]
-        if len(sel) == 0:
-            continue
-        n = length[sel]
-        into = np.cumsum(n) - n  # where each stretch starts in the part
-        row = np.repeat(run.stretch_starts[sel] - into, n) + np.arange(int(n.sum()))
-        lens = run.docno_lens[row]
-        within = np.cumsum(lens, dtype=np.int64) - lens
-        within -= np.repeat(within[into], n)
-        starts = np.repeat(byte_at[sel], n) + within
-        docno = Column(run.docno_bytes, starts, lens.astype(np.int32)).compact()
-        yield Run(run.path, run.tag, qid[sel], into, run.qid_values, docno.data, lens,
-                  run.score[row], run.lines, first_rows=first[sel])
 
 
 def _identity(path: str) -> tuple[int, ...] | None:
@@ -242,11 +213,11 @@ class _Part:
                      self.repeated[~drop[self.repeated]])
 
 
-def _join_batch(run: Run, query_of: np.ndarray, qids: list[str], coder: Coder, batch: int,
+def _join_batch(run: Run, query: np.ndarray, qids: list[str], coder: Coder, batch: int,
                 dedup: bool, max_docs: int | None, threads: int) -> _Part:
-    """Rank, code and resolve the repeats of one batch of whole queries."""
+    """Rank, code and resolve the repeats of one batch of whole queries (``query``: the
+    query index of each row)."""
     n_queries = len(qids)
-    query = run.per_row(query_of)
     docno, score, line_of, path = run.docno, run.score, run.docno_line(), run.path
     del run  # what is held from here on is named: each array is replaced as it is reordered
     order = rank_rows(docno, query, score, n_queries)

@@ -97,4 +97,3 @@ def map_runs(fn: Callable[[int], T], n_runs: int, jobs: int, label: str | None =
     if failed:
         raise failed[min(failed)]
     return results
-

@@ -218,7 +218,7 @@ class Growing:
 class GrowingColumn:
     """A column appended to piece by piece: its strings back to back in one buffer and their
     lengths as uint16 (a field is at most MAX_TOKEN_BYTES), so a row costs 2 bytes beside its
-    bytes; the offsets are summed when the column is taken (:func:`packed_column`)."""
+    bytes; the offsets are summed when it is taken as a Column (:func:`packed_column`)."""
 
     def __init__(self) -> None:
         self.data, self.lens = Growing(np.uint8), Growing(np.uint16)
@@ -228,10 +228,6 @@ class GrowingColumn:
         packed = col.compact()
         self.lens.append(packed.lens)
         self.data.append(np.frombuffer(packed.data, dtype=np.uint8))
-
-    def column(self) -> Column:
-        """The values so far (append no more once taken)."""
-        return packed_column(self.data.buffer, self.lens.array())
 
 
 assert MAX_TOKEN_BYTES < 1 << 16  # GrowingColumn's lengths are uint16

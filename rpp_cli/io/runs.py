@@ -55,8 +55,43 @@ class Run:
 
     def per_row(self, values: np.ndarray) -> np.ndarray:
         """``values[q]`` for every row, q its qid's index in qid_values (one value a qid)."""
-        counts = np.diff(self.stretch_starts, append=len(self))
-        return np.repeat(values[self.qid_stretches], counts)
+        return self.stretched(values[self.qid_stretches])
+
+    def stretched(self, per_stretch: np.ndarray) -> np.ndarray:
+        """One value a stretch, repeated for each of its rows."""
+        return np.repeat(per_stretch, np.diff(self.stretch_starts, append=len(self)))
+
+    def by_queries(self, rows: int) -> Iterator["Run"]:
+        """The run as runs of whole queries of about ``rows`` rows each (itself when it is
+        not much larger), in order of the queries' first rows, each with its docnos' bytes
+        copied out: a run held whole (standard input) is then joined a batch at a time too,
+        so the join's own arrays are those of a batch, not of the file."""
+        if len(self) <= 2 * rows:
+            yield self
+            return
+        length = np.diff(self.stretch_starts, append=len(self))  # rows of each stretch
+        stretch_bytes = np.add.reduceat(self.docno_lens, self.stretch_starts, dtype=np.int64)
+        byte_at = np.cumsum(stretch_bytes) - stretch_bytes
+        qid = self.qid_stretches
+        per_qid = np.bincount(qid, weights=length).astype(np.int64)  # rows of each qid
+        group = ((np.cumsum(per_qid) - per_qid) // rows)[qid]  # of each stretch
+        order = np.argsort(group, kind="stable")  # the stretches of group 0, 1, ... in order
+        cuts = np.searchsorted(group[order], np.arange(int(group.max()) + 2))
+        first = self.stretch_starts if self.first_rows is None else self.first_rows
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            sel = order[lo:hi]
+            if len(sel) == 0:
+                continue
+            n = length[sel]
+            into = np.cumsum(n) - n  # where each stretch starts in the part
+            row = np.repeat(self.stretch_starts[sel] - into, n) + np.arange(int(n.sum()))
+            lens = self.docno_lens[row]
+            within = np.cumsum(lens, dtype=np.int64) - lens
+            within -= np.repeat(within[into], n)
+            starts = np.repeat(byte_at[sel], n) + within
+            docno = Column(self.docno_bytes, starts, lens.astype(np.int32)).compact()
+            yield Run(self.path, self.tag, qid[sel], into, self.qid_values, docno.data, lens,
+                      self.score[row], self.lines, first_rows=first[sel])
 
     @property
     def qid_codes(self) -> np.ndarray:
@@ -133,8 +168,9 @@ class RunStream:
         self.path, self.keep_rank, self.threads, self.eager = path, keep_rank, threads, eager
         self._query = query
         self._qids = Dictionary()
-        self._query_of = Growing(np.int64)  # query(qid) of each qid code (0 without query)
-        self._broken = np.zeros(0, dtype=bool)  # each qid code: handed on, then met again
+        self._known = 0  # qid codes noted below (the arrays have room for more)
+        self._query_of = np.zeros(0, dtype=np.int64)  # query(qid) of each qid code (0: none)
+        self._state = np.zeros(0, dtype=np.uint8)  # each qid code: WAITING, HANDED or BROKEN
         self.tag: str | None = None
         self.untagged: int | None = None
         self.lines = LineNumbers()
@@ -145,18 +181,21 @@ class RunStream:
         """The distinct qids of the file so far, in order of first appearance."""
         return self._qids.strings()
 
-    def query_of(self) -> np.ndarray:
-        """(qid codes,) int64 ``query(qid)`` of each qid so far (needs ``query``)."""
-        return self._query_of.array().copy()
+    def query_of(self, codes: np.ndarray) -> np.ndarray:
+        """int64 ``query(qid)`` of these qid codes (0 without ``query``)."""
+        return self._query_of[codes]
+
+    def dropped(self) -> int:
+        """The qids so far whose rows ``query`` dropped (-1)."""
+        return int((self._query_of[:self._known] < 0).sum())
 
     def broken_qids(self) -> frozenset[bytes]:
         """The qids handed on in a batch and then met again (their later rows dropped)."""
-        return frozenset(self._qids.strings(np.flatnonzero(self._broken)))
+        return frozenset(self._qids.strings(np.flatnonzero(self._state[:self._known] == BROKEN)))
 
     def __iter__(self) -> Iterator[Run]:
         fields = (0, 2, 3, 4, 5) if self.keep_rank else (0, 2, 4, 5)
         pending = _Pending(self.keep_rank)
-        handed = np.zeros(0, dtype=bool)  # per qid code: handed on in a batch
         bad, last_qid, check_at = None, -1, BATCH_ROWS
         for table in split_stream(self.path, fields, (5, 6), RUN_FORMAT, self.threads):
             if bad is not None or len(table) == 0:
@@ -178,9 +217,9 @@ class RunStream:
             self._new_qids()
             new = np.flatnonzero(np.diff(code, prepend=last_qid))  # rows starting a stretch
             last_qid = pending.open = int(code[-1])
-            again = code[new][code[new] < len(handed)]
-            self._broken[again[handed[again]]] = True
-            keep = (self._query_of.array()[code] >= 0) & ~self._broken[code]
+            again = code[new]
+            self._state[again[self._state[again] == HANDED]] = BROKEN
+            keep = (self._query_of[code] >= 0) & (self._state[code] != BROKEN)
             kept = np.flatnonzero(keep)  # a stretch is kept or dropped whole
             if len(kept) == 0:
                 continue
@@ -192,9 +231,7 @@ class RunStream:
                 if batch is None:
                     check_at = 2 * len(pending)  # cuts seldom met: checks stay linear
                     continue
-                handed = np.concatenate((handed, np.zeros(len(self._qids) - len(handed),
-                                                          dtype=bool)))
-                handed[batch.qid_stretches] = True
+                self._state[batch.qid_stretches] = HANDED
                 check_at = len(pending) + BATCH_ROWS
                 yield self._batch(batch)
         if bad is not None:
@@ -203,20 +240,34 @@ class RunStream:
             yield self._batch(pending.all())
 
     def _new_qids(self) -> None:
-        """Note the query of the qids added since the last call."""
-        known = len(self._broken)
-        if known == len(self._qids):
+        """Note the query of the qids added since the last call (the per-qid arrays grow by
+        doubling: a file of a million one-line queries costs linear time)."""
+        known, n = self._known, len(self._qids)
+        if known == n:
             return
-        added = self._qids.strings(np.arange(known, len(self._qids)))
-        self._query_of.append(np.array([self._query(q) if self._query else 0 for q in added],
-                                       dtype=np.int64))
-        self._broken = np.concatenate((self._broken, np.zeros(len(added), dtype=bool)))
+        added = self._qids.strings(np.arange(known, n))
+        self._query_of = _room(self._query_of, n)
+        self._query_of[known:n] = [self._query(q) for q in added] if self._query else 0
+        self._state = _room(self._state, n)
+        self._known = n
 
     def _batch(self, run: Run) -> Run:
         run.path = self.path
         run.qid_values = self.qid_values if self._query is None else []
         run.tag, run.untagged, run.lines = self.tag, self.untagged, self.lines
         return run
+
+
+WAITING, HANDED, BROKEN = 0, 1, 2  # a qid's state in an eager RunStream
+
+
+def _room(array: np.ndarray, n: int) -> np.ndarray:
+    """``array``, or a copy of it with room for at least ``n`` values (new ones 0)."""
+    if len(array) >= n:
+        return array
+    grown = np.zeros(max(n, 2 * len(array)), dtype=array.dtype)
+    grown[:len(array)] = array
+    return grown
 
 
 class _Pending:
