@@ -103,22 +103,27 @@ def main() -> None:
     data = Path(args.data)
     data.mkdir(parents=True, exist_ok=True)
     print(f"machine: {info}\ngenerating collections ...", file=sys.stderr, flush=True)
+    # "160" reads L's files (linked 4 times): L is generated first, in its own pass, so that two
+    # threads never write one folder
     with ThreadPoolExecutor(len(sizes)) as pool:
-        colls = dict(zip(sizes, pool.map(lambda n: generate(n, sizes[n], data), sizes)))
+        colls = dict(zip([n for n in sizes if n != "160"],
+                         pool.map(lambda n: generate(n, sizes[n], data),
+                                  [n for n in sizes if n != "160"])))
+    colls["160"] = generate("160", sizes["160"], data)
     generated = time.monotonic() - start
     rpp, naive = [args.rpp], [sys.executable, str(HERE / "naive.py")]
     env = {**os.environ, "PYTHONUTF8": "1"}
     power = ["meta", "--analysis", "power", "--permutations", "10000"]
     lines: list[tuple[str, str, list[str]]] = []  # (line, label, argv before the files)
+    # most wanted first: lines that would start after --budget are skipped
     lines.append(("L eval -q", "naive.py", naive))
     lines += [("L eval -q", f"-j {j}", [*rpp, "eval", "-q", "-j", str(j)]) for j in ladder]
     lines += [("L preferences -q", f"-j {j}", [*rpp, "eval", "-q", *PREF_MEASURES, "-j", str(j)])
               for j in ladder]
-    lines += [("tall eval", "naive.py", naive), ("tall eval", "-j 1", [*rpp, "eval", "-j", "1"]),
+    lines += [("tall eval", "-j 1", [*rpp, "eval", "-j", "1"]),
               ("tall eval", f"-j {top}", [*rpp, "eval", "-j", str(top)]),
               ("160 runs preferences -q", f"-j {top}",
                [*rpp, "eval", "-q", *PREF_MEASURES, "-j", str(top)]),
-              ("marco 20 runs eval", f"-j {top}", [*rpp, "eval", "-j", str(top)]),
               ("L eval -q (Dask)", f"-j {top}", [*rpp, "eval", "-q", "-j", str(top)]),
               ("L eval -q (Dask)", f"--dask local:{top}",
                [*rpp, "eval", "-q", "--dask", f"local:{top}"])]
@@ -127,10 +132,20 @@ def main() -> None:
             lines += [("L meta power 10k", f"-j {w}", [*rpp, *power, "-j", str(w)]),
                       ("L meta power 10k", f"--dask local:{w}",
                        [*rpp, *power, "--dask", f"local:{w}"])]
+    lines += [("tall eval", "naive.py", naive),
+              ("marco 20 runs eval", f"-j {top}", [*rpp, "eval", "-j", str(top)])]
     source = {"L eval -q": "L", "L preferences -q": "L", "tall eval": "tall",
               "160 runs preferences -q": "160", "marco 20 runs eval": "marco",
               "L eval -q (Dask)": "L", "L meta power 10k": "L"}
-    rows = []
+    rows: list[dict] = []
+
+    def report() -> dict:
+        return {"machine": info, "small": args.small, "generate_seconds": round(generated, 1),
+                "total_seconds": round(time.monotonic() - start, 1), "rows": rows}
+
+    def save(rep: dict) -> None:
+        Path(args.output).write_text(json.dumps(rep, indent=1))
+
     for line, label, argv in lines:
         if args.only and line not in args.only:
             continue
@@ -154,10 +169,8 @@ def main() -> None:
                      "peak_mb": max((r["peak_mb"] for r in ok), default=None),
                      "error": None if ok else results[-1]["stderr"][-300:]
                      or f"exit {results[-1]['code']}"})
-    report = {"machine": info, "small": args.small, "generate_seconds": round(generated, 1),
-              "total_seconds": round(time.monotonic() - start, 1), "rows": rows}
-    Path(args.output).write_text(json.dumps(report, indent=1))
-    print(table(report))
+        save(report())  # after every line: a run stopped from outside keeps what it measured
+    print(table(report()))
 
 
 def table(report: dict) -> str:

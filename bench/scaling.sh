@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# One-shot scaling run for a many-core machine without network (bench/scaling.py says what
-# it times). Builds rpp from this tree into .venv-scaling: from the wheels in .whl/ when that
-# folder exists (pip install --no-index), else from the package index. Needs a C compiler and
-# Python's headers for rpp's kernel. Arguments go to bench/scaling.py (e.g. --small).
+# One-shot scaling run for a many-core machine (bench/scaling.py says what it times).
+# With a folder .whl/ (a machine without network): the wheels in it (rpp's own, built here with
+# `pip wheel --no-deps -w .whl .`, pytrec_eval and the dask extra) are installed with --no-deps
+# into $SITE beside the python's own packages (numpy, click, ... must be there already).
+# Without it: a venv .venv-scaling from the package index (needs a C compiler for rpp's kernel).
+# Arguments go to bench/scaling.py (e.g. --small, --budget, --output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-if [ ! -x .venv-scaling/bin/python ]; then
-    "$PY" -m venv .venv-scaling
-fi
-PIP=(.venv-scaling/bin/python -m pip install --quiet)
 if [ -d .whl ]; then
-    PIP+=(--no-index --find-links .whl)
+    SITE=${SITE:-/tmp/rpp-site}
+    "$PY" -m pip install --quiet --no-index --no-deps --no-compile --upgrade --target "$SITE" .whl/*.whl
+    export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+    RPP="$SITE/bin/rpp"
+else
+    [ -x .venv-scaling/bin/python ] || "$PY" -m venv .venv-scaling
+    .venv-scaling/bin/python -m pip install --quiet -e '.[dask]'
+    PY=.venv-scaling/bin/python
+    RPP="$PWD/.venv-scaling/bin/rpp"
 fi
-"${PIP[@]}" -e '.[dask]'
-.venv-scaling/bin/python bench/scaling.py --rpp "$PWD/.venv-scaling/bin/rpp" "$@" | tee bench/scaling.md
+"$PY" bench/scaling.py --rpp "$RPP" "$@"
