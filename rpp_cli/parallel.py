@@ -21,11 +21,22 @@ def default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-# Run files read at once, at most (one is always read): reading and joining a run needs about
-# 1.4 times its size for a moment, plus the dictionary's growth, so this bounds the memory the
-# threads need together (tall's 250 MB runs are read one at a time, and their coding then
-# takes the idle cores: Dictionary.add_batch's threads).
-IN_FLIGHT_BYTES = 384 << 20
+# Run files read at once, at most (one is always read). A run is joined a batch of whole
+# queries at a time as it is read, so a run in query order needs a few windows and one batch;
+# but a run whose queries are interleaved is held whole (about 1.4 times its size) until its
+# end. The bytes of files read at once are bounded by a 16th of the machine's memory (at least
+# 384 MiB): tall's five 250 MB runs are read side by side on a workstation, one at a time on
+# a small VM, whatever their order.
+def in_flight_bytes() -> int:
+    """Bytes of run files that may be read at once."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        physical = 0
+    return max(IN_FLIGHT_FLOOR, physical // 16)
+
+
+IN_FLIGHT_FLOOR = 384 << 20
 
 
 # Threads that split and code one run, at most: past this a window's pieces get small and the
@@ -35,11 +46,11 @@ PER_RUN_THREADS = 16
 
 def threads_for(paths: list[str], jobs: int) -> int:
     """Threads for reading ``paths``: ``jobs``, fewer when that many of the largest files
-    would be more than IN_FLIGHT_BYTES at once (stdin: one)."""
+    would be more than :func:`in_flight_bytes` at once (stdin: one)."""
     if "-" in paths:
         return 1
     largest = max((file_size(p) for p in paths), default=0)
-    return max(1, min(jobs, IN_FLIGHT_BYTES // largest)) if largest else jobs
+    return max(1, min(jobs, in_flight_bytes() // largest)) if largest else jobs
 
 
 def file_size(path: str) -> int:

@@ -121,13 +121,24 @@ def test_threads_read_at_most_the_in_flight_budget(tmp_path, monkeypatch):
     """Several runs are read at once only while the largest files fit the budget together."""
     from rpp_cli import parallel
 
-    monkeypatch.setattr(parallel, "IN_FLIGHT_BYTES", 1000)
+    monkeypatch.setattr(parallel, "in_flight_bytes", lambda: 1000)
     small, big = tmp_path / "small", tmp_path / "big"
     small.write_bytes(b"x" * 100)
     big.write_bytes(b"x" * 600)
     assert parallel.threads_for([str(small)] * 3, 4) == 4  # 4 x 100 <= 1000
     assert parallel.threads_for([str(small), str(big)], 4) == 1  # 2 x 600 > 1000
     assert parallel.threads_for(["-", str(small)], 4) == 1  # stdin is read on its own
+
+
+def test_in_flight_budget_is_a_16th_of_memory_with_a_floor(monkeypatch):
+    """The bytes of runs read at once: a 16th of physical memory, never under the floor."""
+    from rpp_cli import parallel
+
+    pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 32 << 18}  # 32 GiB
+    monkeypatch.setattr(parallel.os, "sysconf", lambda name: pages[name])
+    assert parallel.in_flight_bytes() == 2 << 30
+    pages["SC_PHYS_PAGES"] = 1 << 18  # 1 GiB: the floor
+    assert parallel.in_flight_bytes() == parallel.IN_FLIGHT_FLOOR == 384 << 20
 
 
 def test_qrels_from_a_pipe_with_subtopics_is_read_once(tmp_path):

@@ -360,6 +360,30 @@ done:
     return result;
 }
 
+/* extend(buffer, data) -> None: ``buffer += data`` for a bytearray, the copy made without the
+ * GIL: readers grow their kept columns by every window while other readers work. The resize
+ * (a realloc) fails as ``+=`` does while the buffer is exported (a view of it is alive). */
+static PyObject *extend(PyObject *self, PyObject *args) {
+    PyObject *target;
+    Py_buffer src;
+    if (!PyArg_ParseTuple(args, "O!y*", &PyByteArray_Type, &target, &src)) return NULL;
+    Py_ssize_t old = PyByteArray_GET_SIZE(target);
+    if (src.len > PY_SSIZE_T_MAX - old) {
+        PyBuffer_Release(&src);
+        return PyErr_NoMemory();
+    }
+    if (PyByteArray_Resize(target, old + src.len) < 0) {
+        PyBuffer_Release(&src);
+        return NULL;
+    }
+    char *dst = PyByteArray_AS_STRING(target) + old;
+    Py_BEGIN_ALLOW_THREADS
+    memcpy(dst, src.buf, (size_t)src.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&src);
+    Py_RETURN_NONE;
+}
+
 /* parse_floats(data, starts, lens, out) -> index of the first token that is not a finite
  * number as a whole (strtod, "C" locale), or -1. Absent tokens (start -1) are bad. */
 static PyObject *parse_floats(PyObject *self, PyObject *args) {
@@ -1313,6 +1337,7 @@ static PyMethodDef methods[] = {
     {"count_lines", count_lines, METH_O, "number of LF bytes"},
     {"nested_dicts", nested_dicts, METH_VARARGS, "{key: {name: value}} from arrays"},
     {"gather", gather, METH_VARARGS, "strings at offsets -> one after another"},
+    {"extend", extend, METH_VARARGS, "bytearray += bytes, copied without the GIL"},
     {"parse_floats", parse_floats, METH_VARARGS, "tokens -> finite doubles"},
     {"rank", rank, METH_VARARGS, "order rows by query, score desc, docno desc"},
     {"interleave", interleave, METH_VARARGS, "offline interleaving of pairs of rankings"},

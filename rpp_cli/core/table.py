@@ -208,7 +208,8 @@ class Growing:
         self.buffer = bytearray()
 
     def append(self, values: np.ndarray) -> None:
-        self.buffer += memoryview(np.ascontiguousarray(values, dtype=self.dtype)).cast("B")
+        """Add ``values`` (cast to the dtype); the copy releases the GIL (other readers go on)."""
+        _kernel.extend(self.buffer, np.ascontiguousarray(values, dtype=self.dtype))
 
     def array(self) -> np.ndarray:
         """The values so far (a view: append no more once taken)."""
@@ -224,10 +225,12 @@ class GrowingColumn:
         self.data, self.lens = Growing(np.uint8), Growing(np.uint16)
 
     def append(self, col: Column) -> None:
-        """Add the strings of ``col`` (copied: its data can then be freed)."""
-        packed = col.compact()
-        self.lens.append(packed.lens)
-        self.data.append(np.frombuffer(packed.data, dtype=np.uint8))
+        """Add the strings of ``col`` (copied: its data can then be freed), gathered into an
+        array that is not zero-filled first, by copies that release the GIL."""
+        packed = np.empty(int(col.lens.sum(dtype=np.int64)), dtype=np.uint8)
+        _kernel.gather(col.data, col.starts, col.lens, packed)
+        self.lens.append(col.lens)
+        self.data.append(packed)
 
 
 assert MAX_TOKEN_BYTES < 1 << 16  # GrowingColumn's lengths are uint16

@@ -1,8 +1,9 @@
 """contract §7 text: ``measure<pad 22>\\tqid\\trun[\\tother]\\tvalue``, value last for awk."""
 from __future__ import annotations
 
+import codecs
 import functools
-from typing import TextIO
+from typing import Callable, TextIO
 
 import numpy as np
 
@@ -29,8 +30,22 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     names = _names(results)
     fmt = functools.partial(_format, names=names, precision=precision)
     shards = Lazy(len(bounds) - 1, lambda i: results.part(int(bounds[i]), int(bounds[i + 1])))
+    write_bytes = bytes_writer(out)
     for text in engine.imap(fmt, shards):
-        out.write(text.decode("utf-8", "surrogateescape"))
+        write_bytes(text)
+
+
+def bytes_writer(out: TextIO) -> Callable[[bytes], object]:
+    """How to write the kernel's bytes (ids as read, the rest ASCII) to ``out``: straight to
+    its binary buffer when ``out`` encodes UTF-8 with surrogateescape (rpp's stdout), which
+    is what decoding and encoding them again would give, byte for byte, without two passes
+    over every line in one thread; decoded and written as text otherwise."""
+    encoding = codecs.lookup(getattr(out, "encoding", None) or "ascii").name
+    buffer = getattr(out, "buffer", None)
+    if buffer is None or encoding != "utf-8" or getattr(out, "errors", None) != "surrogateescape":
+        return lambda data: out.write(data.decode("utf-8", "surrogateescape"))
+    out.flush()  # what the text layer holds goes first
+    return buffer.write
 
 
 def _shard_bounds(counts: np.ndarray, workers: int) -> np.ndarray:

@@ -473,6 +473,34 @@ def test_gather_is_the_strings_one_after_another(strings, rng):
     assert [packed.bytes(r) for r in range(len(order))] == [strings[i] for i in order]
 
 
+@given(st.lists(st.binary(max_size=40), max_size=20))
+@settings(max_examples=200, deadline=None)
+def test_extend_is_bytearray_plus_equals(pieces):
+    """kernel extend (Growing's append, its copy without the GIL) equals ``+=``, piece by
+    piece, for bytes and for the raw bytes of numeric arrays."""
+    grown, expected = bytearray(), bytearray()
+    for k, piece in enumerate(pieces):
+        data = piece if k % 2 else np.frombuffer(piece[:len(piece) // 8 * 8], dtype=np.int64)
+        _kernel.extend(grown, data)
+        expected += memoryview(data).cast("B") if k % 2 == 0 else data
+    assert grown == expected
+
+
+def test_extend_refuses_what_plus_equals_refuses():
+    """A bytearray with a live view cannot be resized (as with ``+=``), bytes cannot grow,
+    and a strided array is not one run of bytes: each is an error, nothing is written."""
+    grown = bytearray(b"ab")
+    view = memoryview(grown)
+    with pytest.raises(BufferError):
+        _kernel.extend(grown, b"cd")
+    view.release()
+    with pytest.raises(TypeError):
+        _kernel.extend(b"ab", b"cd")
+    with pytest.raises(ValueError):
+        _kernel.extend(grown, np.arange(6)[::2])
+    assert grown == b"ab"
+
+
 def test_gather_refuses_a_string_out_of_the_data():
     """data b"abc": the string at 2 of length 2 ends at 4 > 3."""
     out = bytearray(2)

@@ -327,3 +327,34 @@ def test_trec_values_by_hand():
     res.add("x", 0, np.arange(2), np.array([-0.00001, -math.nan]))
     lines = [line.split("\t")[-1] for line in render(res, "trec", 2).splitlines()]
     assert lines == ["0.12", "0.38", "7", "0", "0.00", "nan"]
+
+
+@pytest.mark.parametrize("encoding, errors, direct", [
+    ("utf-8", "surrogateescape", True), ("UTF8", "surrogateescape", True),
+    ("utf-8", "strict", False), ("latin-1", "surrogateescape", False)])
+def test_trec_bytes_go_to_the_buffer_only_where_text_would_give_the_same(encoding, errors,
+                                                                          direct):
+    """rpp's stdout (UTF-8, surrogateescape) takes the kernel's lines as bytes, after what
+    its text layer holds; any other stream gets them decoded, as before, so an id's bytes
+    that are not UTF-8 still fail or change as that stream's encoding says."""
+    from rpp_cli.report.trec import bytes_writer
+
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline="")
+    out.write("first\n")
+    line = "m\tq\xe9\t".encode() + b"r\xff\t0.5000\n"
+    write_bytes = bytes_writer(out)
+    assert (getattr(write_bytes, "__self__", None) is out.buffer) == direct
+    if direct or errors == "surrogateescape":
+        write_bytes(line)
+        out.flush()
+        text = b"first\n" + line
+        assert raw.getvalue() == (text if direct else text.decode(
+            "utf-8", "surrogateescape").encode(encoding, errors))
+    else:
+        with pytest.raises(UnicodeEncodeError):
+            write_bytes(line)
+            out.flush()
+    string = io.StringIO()
+    bytes_writer(string)(b"a\tb\n")
+    assert string.getvalue() == "a\tb\n"
