@@ -2,7 +2,6 @@
 ``pip install rpp_cli-*.whl`` (installed here into a fresh venv, as a CI image would)."""
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
