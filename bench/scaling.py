@@ -40,6 +40,9 @@ SIZES = {  # name: (runs generated, queries, depth, pool, copies of each run)
     "160": (40, 250, 1000, 1500, 4),
     "marco": (5, 6980, 1000, 1200, 4),
 }
+SOURCE = {"L eval -q": "L", "L preferences -q": "L", "tall eval": "tall",  # line: collection
+          "160 runs preferences -q": "160", "marco 20 runs eval": "marco",
+          "L eval -q (Dask)": "L", "L meta power 10k": "L"}
 SMALL = {"L": (40, 50, 1000, 1500, 1), "tall": (5, 5000, 100, 120, 1),
          "160": (40, 50, 1000, 1500, 4), "marco": (5, 700, 1000, 1200, 4)}
 
@@ -103,13 +106,14 @@ def main() -> None:
     data = Path(args.data)
     data.mkdir(parents=True, exist_ok=True)
     print(f"machine: {info}\ngenerating collections ...", file=sys.stderr, flush=True)
-    # "160" reads L's files (linked 4 times): L is generated first, in its own pass, so that two
-    # threads never write one folder
-    with ThreadPoolExecutor(len(sizes)) as pool:
-        colls = dict(zip([n for n in sizes if n != "160"],
-                         pool.map(lambda n: generate(n, sizes[n], data),
-                                  [n for n in sizes if n != "160"])))
-    colls["160"] = generate("160", sizes["160"], data)
+    # only the collections of the lines asked for; "160" reads L's files (linked 4 times), so L
+    # is generated first, in its own pass, and two threads never write one folder
+    needed = {SOURCE[line] for line in SOURCE if not args.only or line in args.only}
+    first = sorted((needed - {"160"}) | ({"L"} if "160" in needed else set()))
+    with ThreadPoolExecutor(max(1, len(first))) as pool:
+        colls = dict(zip(first, pool.map(lambda n: generate(n, sizes[n], data), first)))
+    if "160" in needed:
+        colls["160"] = generate("160", sizes["160"], data)
     generated = time.monotonic() - start
     rpp, naive = [args.rpp], [sys.executable, str(HERE / "naive.py")]
     env = {**os.environ, "PYTHONUTF8": "1"}
@@ -134,9 +138,6 @@ def main() -> None:
                        [*rpp, *power, "--dask", f"local:{w}"])]
     lines += [("tall eval", "naive.py", naive),
               ("marco 20 runs eval", f"-j {top}", [*rpp, "eval", "-j", str(top)])]
-    source = {"L eval -q": "L", "L preferences -q": "L", "tall eval": "tall",
-              "160 runs preferences -q": "160", "marco 20 runs eval": "marco",
-              "L eval -q (Dask)": "L", "L meta power 10k": "L"}
     rows: list[dict] = []
 
     def report() -> dict:
@@ -149,7 +150,7 @@ def main() -> None:
     for line, label, argv in lines:
         if args.only and line not in args.only:
             continue
-        qrels, runs = colls[source[line]]
+        qrels, runs = colls[SOURCE[line]]
         files = [qrels, *runs]
         if time.monotonic() - start > args.budget:
             rows.append({"line": line, "label": label, "skipped": "out of time"})

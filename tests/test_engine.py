@@ -109,6 +109,50 @@ def test_query_shards_cover_every_query_once(monkeypatch):
         query_shards(weights, 1)
 
 
+def test_query_shards_without_a_size_cap(monkeypatch):
+    """``max_work=None`` (preferences: their memory does not grow with a shard) never cuts
+    work into more shards than the workers ask for; the default cap does."""
+    monkeypatch.delenv("RPP_SHARD_QUERIES", raising=False)
+    weights = np.full(100, 3e6)
+    assert query_shards(weights, 1, max_work=None).tolist() == [0, 100]
+    assert len(query_shards(weights, 1)) - 1 == 100  # 3M each, over the 1M cap
+    assert len(query_shards(weights, 16, max_work=None)) - 1 == 64
+
+
+def test_preference_shards_weigh_the_pairs(tmp_path, monkeypatch):
+    """A query's preference work is its levels times the run pairs: 40 runs on 16 workers get
+    about 4 shards per worker, not the 2 that their levels alone (under 2 x MIN_SHARD_WORK)
+    made, which left 14 of 16 cores idle while preferences were computed."""
+    sys.path.insert(0, str(ROOT / "fixtures"))
+    try:
+        from make_collection import generate as make_collection
+    finally:
+        sys.path.pop(0)
+    from rpp_cli.collection import encode
+    from rpp_cli.io.qrels import read_qrels
+    from rpp_cli.measures import preference
+
+    monkeypatch.delenv("RPP_SHARD_QUERIES", raising=False)
+    make_collection(str(tmp_path), n_runs=40, n_queries=30, depth=100, pool=400)
+    coll = encode(read_qrels(str(tmp_path / "qrels")),
+                  sorted(str(p) for p in (tmp_path / "runs").iterdir()))
+    taken: list[int] = []
+
+    class Counting(Inline):
+        workers = 16
+
+        def imap(self, fn, shards, label=None):
+            taken.append(len(shards))
+            return super().imap(fn, shards, label)
+
+    monkeypatch.setattr(preference, "current", lambda: Counting())
+    pops = preference.POPULATIONS["graded"](coll)
+    levels = len(pops.member_item)
+    assert levels < 2 * 20_000  # by levels alone: at most 2 shards
+    preference.sharded_pairwise(coll, pops, np.ones((levels, 1)), np.array([True]))
+    assert len(taken) == 1 and 16 <= taken[0] <= 30  # 64 wanted, cut at 30 uneven queries
+
+
 def test_results_part_is_columns_cut_by_query():
     """Rows added in query order and out of order: every cut of the query keys gives the
     rows of columns() with those keys, in the same order."""

@@ -34,7 +34,7 @@ U = TypeVar("U")
 SHARD_ENV = "RPP_SHARD_QUERIES"  # force the queries per shard (tests, experiments)
 DASK_ENV = "RPP_DASK"  # default of --dask (CI: run every command on a cluster)
 SHARDS_PER_WORKER = 4  # more shards than workers: an uneven shard does not idle the others
-MIN_SHARD_WORK = 20_000  # rows (or levels) a shard should have: below, a fork costs more
+MIN_SHARD_WORK = 20_000  # rows (or level pairs) a shard should have: below, a fork costs more
 MAX_SHARD_WORK = 1 << 20  # rows (or levels) a shard should not pass: a shard's Python objects
 # (pytrec_eval is given dicts of its rows) are then tens of MB, whatever the collection
 EXIT_WORKER_DIED = 3  # a worker process died: not bad input (2), not a failed check (1)
@@ -285,11 +285,13 @@ def forced_shard_size() -> int | None:
     return int(text)
 
 
-def query_shards(weights: np.ndarray, workers: int) -> np.ndarray:
+def query_shards(weights: np.ndarray, workers: int,
+                 max_work: float | None = MAX_SHARD_WORK) -> np.ndarray:
     """Boundaries (S + 1,) of contiguous query shards: ``RPP_SHARD_QUERIES`` queries each if
     set; else about SHARDS_PER_WORKER shards per worker of equal total ``weight`` (work per
-    query: rows, levels), each of at least MIN_SHARD_WORK (one shard for small work), and
-    more where that leaves more than MAX_SHARD_WORK to a shard."""
+    query: rows, level pairs), each of at least MIN_SHARD_WORK (one shard for small work), and
+    more where that leaves more than ``max_work`` to a shard (None: work whose memory does not
+    grow with the shard's)."""
     n = len(weights)
     size = forced_shard_size()
     if size is not None:
@@ -298,7 +300,8 @@ def query_shards(weights: np.ndarray, workers: int) -> np.ndarray:
     count = min(n, SHARDS_PER_WORKER * workers, int(total[-1] // MIN_SHARD_WORK) if n else 0)
     if workers < 2:
         count = 1
-    count = min(n, max(count, -int(-total[-1] // MAX_SHARD_WORK) if n else 0))
+    if max_work is not None:
+        count = min(n, max(count, -int(-total[-1] // max_work) if n else 0))
     if count < 2:
         return np.array([0, n])
     cuts = np.searchsorted(total, total[-1] * np.arange(1, count) / count, side="right")

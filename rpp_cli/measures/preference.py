@@ -153,7 +153,11 @@ def sharded_pairwise(coll, pops: Populations, weights: np.ndarray, uniform: np.n
     n_queries = len(coll.qids)
     level_query = pops.seg_query[pops.member_seg]
     levels = np.bincount(level_query, minlength=n_queries).astype(np.float64)
-    bounds = query_shards(levels + 1.0, current().workers)
+    n_runs = coll.ranks.shape[0]
+    pairs = max(1, n_runs * (n_runs - 1) // 2)  # a query's work: its levels times the pairs
+    # (weighed by levels alone, L's 56,000 levels made 2 shards for 16 workers); pair_blocks
+    # bounds a shard's memory itself, so no shard is cut for its size
+    bounds = query_shards((levels + 1.0) * pairs, current().workers, max_work=None)
     seg_bounds = np.searchsorted(pops.seg_query, bounds)
     member_bounds = np.searchsorted(pops.member_seg, seg_bounds)
     item_bounds = coll.item_bounds
@@ -166,7 +170,6 @@ def sharded_pairwise(coll, pops: Populations, weights: np.ndarray, uniform: np.n
         return (coll.ranks[:, i0:i1], local, coll.corpus_size[q0:q1], weights[m0:m1], uniform,
                 q1 - q0)
     parts = current().imap(_pairwise_shard, Lazy(len(bounds) - 1, build), "preferences")
-    n_runs = coll.ranks.shape[0]
     out = np.empty((weights.shape[1], len(coll.evaluated), n_runs, n_runs))
     for i, part in enumerate(parts):  # each shard's evaluated queries into place, one copy
         lo, hi = np.searchsorted(coll.evaluated, bounds[i:i + 2])
