@@ -93,6 +93,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs per line (median)")
     parser.add_argument("--budget", type=float, default=450.0, help="seconds for everything")
     parser.add_argument("--only", action="append", help="line names to run (default: all)")
+    parser.add_argument("--skip", action="append", default=[],
+                        help="'LINE|LABEL' entries not to run, e.g. 'tall eval|naive.py'")
     parser.add_argument("--rpp", default=str(Path(sys.executable).parent / "rpp"))
     parser.add_argument("--data", default=str(HERE / "data"))
     parser.add_argument("--output", default=str(HERE / "scaling.json"))
@@ -148,7 +150,7 @@ def main() -> None:
         Path(args.output).write_text(json.dumps(rep, indent=1))
 
     for line, label, argv in lines:
-        if args.only and line not in args.only:
+        if (args.only and line not in args.only) or f"{line}|{label}" in args.skip:
             continue
         qrels, runs = colls[SOURCE[line]]
         files = [qrels, *runs]

@@ -31,11 +31,14 @@ class Results:
             self.measures.append(measure)
         m = self.measures.index(measure)
         n = len(value)
-        cols = [np.broadcast_to(np.asarray(x, dtype=np.int64), (n,))
-                for x in (q, r, -1 if o is None else o)]
-        q = cols[0]
-        self._blocks.append((np.full(n, m, dtype=np.int64), *cols,
-                             np.asarray(value, dtype=np.float64).ravel()))
+        if max(len(self.qids), len(self.runs), len(self.measures)) >= 1 << 31:
+            raise OverflowError("Results: over 2^31 queries, runs or measures")
+        # codes as int32 (a constant as a stride-0 view): 19M per-query preference rows of 160
+        # runs cost 456 MB, not 760
+        cols = [np.broadcast_to(np.asarray(x, dtype=np.int32), (n,))
+                for x in (m, q, r, -1 if o is None else o)]
+        q = cols[1]
+        self._blocks.append((*cols, np.asarray(value, dtype=np.float64).ravel()))
         self._sorted.append(bool(n == 0 or q.strides == (0,) or ((q[1:] >= q[:-1]).all()
                                                       and (q[0] >= 0 or q[-1] < 0))))
 
