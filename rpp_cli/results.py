@@ -76,7 +76,8 @@ class Results:
         query keys lo..hi-1."""
         if len(q) and q[-1] < 0:  # the block's rows are all ``all`` rows
             return (0, len(q)) if lo <= len(self.qids) < hi else (0, 0)
-        a, b = np.searchsorted(q, (lo, min(hi, len(self.qids))))
+        # the bounds in q's own dtype: other values make searchsorted cast all of q
+        a, b = np.searchsorted(q, np.array((lo, min(hi, len(self.qids))), dtype=q.dtype))
         return int(a), int(max(a, b))
 
     def key_counts(self) -> np.ndarray:
