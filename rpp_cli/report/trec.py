@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import codecs
+import errno
 import functools
 from typing import Callable, TextIO
 
@@ -45,7 +46,16 @@ def bytes_writer(out: TextIO) -> Callable[[bytes], object]:
     if buffer is None or encoding != "utf-8" or getattr(out, "errors", None) != "surrogateescape":
         return lambda data: out.write(data.decode("utf-8", "surrogateescape"))
     out.flush()  # what the text layer holds goes first
-    return buffer.write
+
+    def write_all(data: bytes) -> None:
+        """Every byte: under ``python -u`` the buffer is a raw file, which may take part."""
+        view = memoryview(data)
+        while view:
+            taken = buffer.write(view)
+            if taken is None:  # a non-blocking stdout with no room: an error, not a spin
+                raise BlockingIOError(errno.EAGAIN, "stdout would block")
+            view = view[taken:]
+    return write_all
 
 
 def _shard_bounds(counts: np.ndarray, workers: int) -> np.ndarray:
