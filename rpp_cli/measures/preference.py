@@ -42,7 +42,8 @@ for _scheme, (_prefix, _pops, _how) in _SCHEMES.items():
 
 # Bytes of float64 temporaries per chunk of pairs x levels; bounds memory at any scale. A
 # worker holds about 2.25 times this at once (signs, their weights, what is decided), and 16
-# workers run side by side: 64 MiB made 160 runs' -j 16 peak at 3.5 GB. 16 MiB is no slower
+# workers run side by side: at 64 MiB that is up to 2.3 GB (160 runs' -j 16 peak rose from
+# 2.8 to 3.5 GB when their preferences went from 2 workers to 16). 16 MiB is no slower
 # (L x 4 at -j 1 on the 2-core VM: 18.1 s against 20.5 s).
 _CHUNK_BYTES = 16 << 20
 
