@@ -11,6 +11,7 @@ import queue
 import threading
 from typing import Callable, TypeVar
 
+from .core.source import GZIP_MAGIC
 from .progress import progress
 
 T = TypeVar("T")
@@ -49,14 +50,22 @@ def threads_for(paths: list[str], jobs: int) -> int:
     would be more than :func:`in_flight_bytes` at once (stdin: one)."""
     if "-" in paths:
         return 1
-    largest = max((file_size(p) for p in paths), default=0)
+    largest = max((text_size(p) for p in paths), default=0)
     return max(1, min(jobs, in_flight_bytes() // largest)) if largest else jobs
 
 
-def file_size(path: str) -> int:
-    """Size of a file on disk (0 for stdin or anything that is not a regular file)."""
+GZIP_RATIO = 10  # a gzipped run's text, per byte on disk, at most about (TREC runs: 4-8)
+
+
+def text_size(path: str) -> int:
+    """About how many bytes of text ``path`` holds: its size on disk, GZIP_RATIO times that
+    when gzipped (0 for stdin or anything that is not a regular file)."""
     try:
-        return os.path.getsize(path) if path != "-" and os.path.isfile(path) else 0
+        if path == "-" or not os.path.isfile(path):
+            return 0
+        with open(path, "rb") as f:
+            gzipped = f.read(2) == GZIP_MAGIC
+        return os.path.getsize(path) * (GZIP_RATIO if gzipped else 1)
     except OSError:
         return 0
 

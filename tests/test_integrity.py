@@ -3,6 +3,7 @@ conventional status and no traceback, and a run that never arrives cannot hang i
 Each case runs rpp in a small subprocess, as an operator would."""
 from __future__ import annotations
 
+import gzip
 import os
 import signal
 import subprocess
@@ -128,6 +129,10 @@ def test_threads_read_at_most_the_in_flight_budget(tmp_path, monkeypatch):
     assert parallel.threads_for([str(small)] * 3, 4) == 4  # 4 x 100 <= 1000
     assert parallel.threads_for([str(small), str(big)], 4) == 1  # 2 x 600 > 1000
     assert parallel.threads_for(["-", str(small)], 4) == 1  # stdin is read on its own
+    packed = tmp_path / "packed"
+    packed.write_bytes(gzip.compress(b"1 Q0 d 1 1 r\n" * 20)[:150].ljust(150, b"\0"))
+    assert parallel.text_size(str(packed)) == 1500  # gzipped: 10 x its 150 bytes
+    assert parallel.threads_for([str(small), str(packed)], 4) == 1  # 2 x 1500 > 1000
 
 
 def test_in_flight_budget_is_a_16th_of_memory_with_a_floor(monkeypatch):
