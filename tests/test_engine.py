@@ -94,6 +94,85 @@ def test_a_killed_dask_worker_is_an_error_naming_it(dask_engine):
     assert list(dask_engine.imap(_square, [2, 3])) == [4, 9]  # the nanny restarted it
 
 
+def _line_later(x: int) -> bytes:
+    """Shard x's bytes, made after a delay that makes later shards finish first."""
+    time.sleep(0.002 * ((7 * x) % 5))
+    return f"shard {x} from {os.getpid()}\n".encode() * (x % 4 + 1)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 5])
+def test_workers_write_their_shards_in_order(tmp_path, workers):
+    """write_ordered: whichever worker makes a shard first, the file holds every shard's bytes
+    once, in shard order, written by the workers (not the parent)."""
+    path = tmp_path / "out"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        Processes(workers).write_ordered(_line_later, list(range(40)), fd)
+    finally:
+        os.close(fd)
+    lines = path.read_bytes().decode().splitlines()
+    assert [int(line.split()[1]) for line in lines] == [
+        x for x in range(40) for _ in range(x % 4 + 1)]
+    writers = {int(line.split()[-1]) for line in lines}
+    assert (os.getpid() in writers) == (workers == 1) and len(writers) == min(workers, 40)
+
+
+def test_a_failed_write_is_raised_as_the_worker_met_it():
+    """A pipe whose reader has gone: the worker's BrokenPipeError, raised in the parent."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        with pytest.raises(BrokenPipeError):
+            Processes(3).write_ordered(_line_later, list(range(12)), writer)
+    finally:
+        os.close(writer)
+
+
+def test_a_worker_killed_before_its_turn_to_write_is_an_error_naming_it(tmp_path):
+    """A sink worker that dies (made or making its shard) is WorkerDied within seconds, and a
+    shard's own error is the lowest failing shard's, as imap raises them."""
+    fd = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT)
+    start = time.monotonic()
+    try:
+        with pytest.raises(WorkerDied, match=r"worker process \d+ died \(killed by signal 9 "):
+            Processes(3).write_ordered(lambda x: (_die_on_five(x), b"x")[1], list(range(12)), fd)
+        assert time.monotonic() - start < 10
+        with pytest.raises(InputError, match="bad shard 3"):
+            Processes(3).write_ordered(lambda x: (_fail_from_three(x), b"x")[1],
+                                       list(range(12)), fd)
+    finally:
+        os.close(fd)
+
+
+def test_rpp_workers_write_the_same_bytes_to_files_and_pipes(tmp_path):
+    """rpp eval -q -j 3 with one query per output shard (the workers write stdout in turn):
+    the same bytes as -j 1, into a file and through a pipe; a reader that leaves early ends
+    rpp with 0, a full disk with 2."""
+    args = [sys.executable, "-m", "rpp_cli", "eval", "-q", "-Q", str(ROOT / "fixtures" / "demo"
+                                                                        / "qrels"),
+            *sorted(str(p) for p in (ROOT / "fixtures" / "demo" / "runs").iterdir())]
+    env = {**os.environ, "RPP_SHARD_QUERIES": "1"}
+    one = subprocess.run(args + ["-j", "1"], capture_output=True, env=env, timeout=120)
+    piped = subprocess.run(args + ["-j", "3"], capture_output=True, env=env, timeout=120)
+    with open(tmp_path / "out", "wb") as f:
+        filed = subprocess.run(args + ["-j", "3"], stdout=f, env=env, timeout=120)
+    assert one.returncode == piped.returncode == filed.returncode == 0
+    assert piped.stdout == one.stdout == (tmp_path / "out").read_bytes()
+    assert one.stdout.count(b"\n") > 1000
+    proc = subprocess.Popen(args + ["-j", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
+    assert proc.stdout.read(100) == one.stdout[:100]
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and err == b""
+    with open("/dev/full", "wb") as full:
+        failed = subprocess.run(args + ["-j", "3"], stdout=full, stderr=subprocess.PIPE,
+                                env=env, timeout=120)
+    assert failed.returncode == 2
+    assert failed.stderr.decode().splitlines() == [
+        "rpp: cannot write output: No space left on device"]
+
+
 def test_query_shards_cover_every_query_once(monkeypatch):
     monkeypatch.delenv("RPP_SHARD_QUERIES", raising=False)
     weights = np.array([5, 1, 1, 1, 9, 1, 1, 2, 2, 2], dtype=float) * 10_000

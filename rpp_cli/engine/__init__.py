@@ -119,7 +119,26 @@ class Processes:
         out = self._run(fn, shards, min(self.workers, n))
         return progress(out, label, length=n) if label else out
 
-    def _run(self, fn: Callable[[T], U], shards: Sequence[T], n_workers: int) -> Iterator[U]:
+    def write_ordered(self, fn: Callable[[T], bytes], shards: Sequence[T], fd: int,
+                      label: str | None = None) -> None:
+        """Write ``fn(shard)`` of every shard to ``fd``, in shard order, from the workers
+        themselves: a worker that has made its bytes writes them when the parent says it is
+        their turn, so the output never passes through the parent (one writer at a time,
+        each write whole). A failed write (a reader gone, a full disk) is raised here as the
+        worker met it; a worker that dies is WorkerDied."""
+        n = len(shards)
+        if self.workers < 2 or n < 2:
+            for data in Inline().imap(fn, shards, label):
+                write_all(fd, data)
+            return
+        done = self._run(fn, shards, min(self.workers, n), fd)
+        for _ in progress(done, label, length=n) if label else done:
+            pass
+
+    def _run(self, fn: Callable[[T], U], shards: Sequence[T], n_workers: int,
+             fd: int | None = None) -> Iterator[U]:
+        """Fork the workers and yield the results in shard order; with ``fd``, each worker
+        writes its result there when it is the next to be written, and None is yielded."""
         for stream in (sys.stdout, sys.stderr):
             stream.flush()  # a forked child must not inherit unwritten output
         n = len(shards)
@@ -130,17 +149,25 @@ class Processes:
         failed: dict[int, BaseException] = {}
         following, given = 0, 0  # next shard to yield, next shard to hand out
 
+        ready: dict[int, tuple[Connection, int]] = {}  # made, not yet written (fd only)
+        writing = False  # a worker is writing shard ``following`` (fd only)
+
         def hand_out() -> None:
-            nonlocal given
+            nonlocal given, writing
             while idle and given < min(n, following + 2 * n_workers) and not failed:
                 conn, pid = idle.pop()
                 _send(conn, pid, given, n)
                 busy[conn] = (pid, given)
                 given += 1
+            if fd is not None and not writing and following in ready and not failed:
+                conn, pid = ready.pop(following)
+                _send(conn, pid, following, n, turn=True)  # write shard ``following`` now
+                busy[conn] = (pid, following)
+                writing = True
 
         try:
             for _ in range(n_workers):
-                pid, conn = _fork_worker(fn, shards, [c for c, _ in idle])
+                pid, conn = _fork_worker(fn, shards, [c for c, _ in idle], fd)
                 pids.append(pid)
                 idle.append((conn, pid))
             hand_out()
@@ -148,7 +175,15 @@ class Processes:
                 for conn in wait(list(busy)):
                     pid, shard = busy.pop(conn)
                     i, ok, payload = _receive(conn, pid, shard, n)
-                    (done if ok else failed)[i] = payload
+                    if not ok:
+                        failed[i] = payload
+                    elif fd is None:
+                        done[i] = payload
+                    elif payload == _WRITTEN:
+                        done[i], writing = None, False
+                    else:  # made: it waits in its worker (busy) for its turn to be written
+                        ready[i] = (conn, pid)
+                        continue
                     idle.append((conn, pid))
                 while following in done and not failed:
                     yield done.pop(following)
@@ -157,16 +192,28 @@ class Processes:
             if failed:
                 raise failed[min(failed)]
         finally:
-            for conn in [*busy, *(c for c, _ in idle)]:
+            for conn in [*busy, *(c for c, _ in idle), *(c for c, _ in ready.values())]:
                 conn.close()  # a worker waiting for a shard reads EOF and exits
             for pid in pids:
                 _reap(pid)
 
 
-def _fork_worker(fn: Callable, shards: Sequence, siblings: list[Connection]
-                 ) -> tuple[int, Connection]:
+_MADE, _WRITTEN = "made", "written"  # a sink worker's replies: its shard made, then written
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Every byte of ``data`` to ``fd`` (a write may take part of them)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _fork_worker(fn: Callable, shards: Sequence, siblings: list[Connection],
+                 fd: int | None = None) -> tuple[int, Connection]:
     """Fork one worker serving shard indexes over a pipe; its pid and the parent's end. The
-    worker closes the parent's ends of its ``siblings``' pipes, so each pipe has one reader."""
+    worker closes the parent's ends of its ``siblings``' pipes, so each pipe has one reader.
+    With ``fd`` it is a sink worker: it says when a shard is made, keeps its bytes, and
+    writes them to ``fd`` when the parent sends ``-1 - shard`` (its turn)."""
     parent, child = Pipe()
     me = os.getpid()
     # Ctrl-C waits until the fork is done: arriving during the fork's at-fork hooks (logging
@@ -185,13 +232,22 @@ def _fork_worker(fn: Callable, shards: Sequence, siblings: list[Connection]
         _die_with(me)
         _ENGINE[:] = [Inline()]  # work a shard itself shards runs here, inline
         status = 0
+        made: dict[int, bytes] = {}  # a sink worker's shards, made and not yet written
         try:
             while True:
                 i = child.recv()
                 if i is None:
                     break
                 try:
-                    reply = (i, True, fn(shards[i]))
+                    if i < 0:  # a sink worker's turn to write shard -1 - i
+                        i = -1 - i
+                        write_all(fd, made.pop(i))  # type: ignore[arg-type]
+                        reply = (i, True, _WRITTEN)
+                    elif fd is None:
+                        reply = (i, True, fn(shards[i]))
+                    else:
+                        made[i] = fn(shards[i])
+                        reply = (i, True, _MADE)
                 except BaseException as err:  # noqa: BLE001 - the parent re-raises it
                     reply = (i, False, _portable(err))
                 child.send(reply)
@@ -226,10 +282,11 @@ def _portable(err: BaseException) -> BaseException:
         return RuntimeError(f"{type(err).__name__}: {err}")
 
 
-def _send(conn: Connection, pid: int, shard: int, n: int) -> None:
-    """Give a worker its next shard; its death (the pipe closed) is WorkerDied, naming it."""
+def _send(conn: Connection, pid: int, shard: int, n: int, turn: bool = False) -> None:
+    """Give a worker its next shard (``turn``: tell it to write the shard it made); its death
+    (the pipe closed) is WorkerDied, naming it."""
     try:
-        conn.send(shard)
+        conn.send(-1 - shard if turn else shard)
     except OSError:  # BrokenPipeError: the worker died since its last reply
         raise _died(pid, shard, n) from None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import codecs
 import errno
 import functools
+import sys
 from typing import Callable, TextIO
 
 import numpy as np
@@ -31,9 +32,32 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     names = _names(results)
     fmt = functools.partial(_format, names=names, precision=precision)
     shards = Lazy(len(bounds) - 1, lambda i: results.part(int(bounds[i]), int(bounds[i + 1])))
+    fd = _descriptor(out) if isinstance(engine, Processes) and _takes_bytes(out) else None
+    if fd is not None:  # the workers write their lines to stdout themselves, in order
+        out.flush()
+        engine.write_ordered(fmt, shards, fd)
+        return
     write_bytes = bytes_writer(out)
     for text in engine.imap(fmt, shards):
         write_bytes(text)
+
+
+def _takes_bytes(out: TextIO) -> bool:
+    """Whether ``out`` has a binary buffer and encodes UTF-8 with surrogateescape (rpp's
+    stdout): the kernel's bytes are then what its text would become."""
+    encoding = codecs.lookup(getattr(out, "encoding", None) or "ascii").name
+    return (getattr(out, "buffer", None) is not None and encoding == "utf-8"
+            and getattr(out, "errors", None) == "surrogateescape")
+
+
+def _descriptor(out: TextIO) -> int | None:
+    """The file descriptor under ``out`` when it is the process's stdout (what forked workers
+    inherit), else None."""
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    return fd if fd == 1 and out is sys.stdout else None
 
 
 def bytes_writer(out: TextIO) -> Callable[[bytes], object]:
@@ -41,10 +65,9 @@ def bytes_writer(out: TextIO) -> Callable[[bytes], object]:
     its binary buffer when ``out`` encodes UTF-8 with surrogateescape (rpp's stdout), which
     is what decoding and encoding them again would give, byte for byte, without two passes
     over every line in one thread; decoded and written as text otherwise."""
-    encoding = codecs.lookup(getattr(out, "encoding", None) or "ascii").name
-    buffer = getattr(out, "buffer", None)
-    if buffer is None or encoding != "utf-8" or getattr(out, "errors", None) != "surrogateescape":
+    if not _takes_bytes(out):
         return lambda data: out.write(data.decode("utf-8", "surrogateescape"))
+    buffer = out.buffer  # type: ignore[attr-defined]
     out.flush()  # what the text layer holds goes first
 
     def write_all(data: bytes) -> None:
