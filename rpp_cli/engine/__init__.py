@@ -181,7 +181,7 @@ class Processes:
                         done[i] = payload
                     elif payload == _WRITTEN:
                         done[i], writing = None, False
-                    else:  # made: it waits in its worker (busy) for its turn to be written
+                    else:  # made: its worker holds it (neither idle nor busy) until its turn
                         ready[i] = (conn, pid)
                         continue
                     idle.append((conn, pid))
