@@ -195,3 +195,19 @@ def test_kernel_antisymmetry_and_chunking(n_queries, n_runs, seed):
     assert np.array_equal(full, tiny)
     assert np.array_equal(full, -full.transpose(0, 1, 3, 2))
     assert (np.abs(full) <= 1 + 1e-12).all()
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([0.5, 1.0, 2.0, 3.0, 1e9])),
+                max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_distinct_pairs_is_numpy_unique_of_the_columns(rows):
+    """graded_populations' (query, λ) pairs: the lexsort equals np.unique(axis=1) of the
+    stacked columns, in the same order, for any order and repeats of the rows."""
+    from rpp_cli.collection import distinct_pairs
+
+    query = np.array([r[0] for r in rows], dtype=np.int64)
+    grade = np.array([r[1] for r in rows], dtype=np.float64)
+    got_query, got_grade = distinct_pairs(query, grade)
+    want = np.unique(np.stack([query.astype(np.float64), grade]), axis=1)
+    assert got_query.tolist() == want[0].astype(np.int64).tolist()
+    assert got_grade.tolist() == want[1].tolist()
