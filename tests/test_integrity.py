@@ -151,8 +151,8 @@ def test_qrels_from_a_pipe_with_subtopics_is_read_once(tmp_path):
     a pipe (``<(cat qrels)``) must still be read once, not found empty the second time."""
     fifo = tmp_path / "qrels.pipe"
     os.mkfifo(fifo)
-    proc = subprocess.Popen(RPP + ["eval", "-m", "map", "--subtopics", str(DEMO / "qrels.subtopics"),
-                                   str(fifo), RUNS[0], RUNS[1]],
+    proc = subprocess.Popen(RPP + ["eval", "-m", "map", "--subtopics",
+                                   str(DEMO / "qrels.subtopics"), str(fifo), RUNS[0], RUNS[1]],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with open(fifo, "wb") as pipe:
         pipe.write((DEMO / "qrels").read_bytes())
