@@ -319,6 +319,31 @@ static int strings_args(PyObject *args, Views *vs, Py_buffer **data, Py_buffer *
     return 0;
 }
 
+/* The total length of the strings data[starts[r]:starts[r] + lens[r]] of n rows, or -1 with
+ * a ValueError (``what``: the caller's name) when one lies outside the data. */
+static Py_ssize_t strings_total(const Py_buffer *data, const int64_t *starts,
+                                const int32_t *lens, Py_ssize_t n, const char *what) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        if (starts[r] < 0 || lens[r] < 0 || starts[r] > data->len - lens[r]) {
+            PyErr_Format(PyExc_ValueError, "%s: a string out of the data", what);
+            return -1;
+        }
+        total += lens[r];
+    }
+    return total;
+}
+
+/* Those strings one after another at o (checked by strings_total; no Python calls: the caller
+ * may have released the GIL). */
+static void copy_strings(char *o, const char *p, const int64_t *starts, const int32_t *lens,
+                         Py_ssize_t n) {
+    for (Py_ssize_t r = 0; r < n; r++) {
+        memcpy(o, p + starts[r], (size_t)lens[r]);
+        o += lens[r];
+    }
+}
+
 /* gather(data, starts, lens, out) -> None: the strings data[starts[r]:starts[r] + lens[r]]
  * one after another into out (bytes, exactly the sum of lens; each string in bounds). */
 static PyObject *gather(PyObject *self, PyObject *args) {
@@ -332,27 +357,15 @@ static PyObject *gather(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "gather: starts and lens of different lengths");
         goto done;
     }
-    const int64_t *starts = st->buf;
-    const int32_t *lens = ln->buf;
-    Py_ssize_t total = 0;
-    for (Py_ssize_t r = 0; r < n; r++) {
-        if (starts[r] < 0 || lens[r] < 0 || starts[r] > data->len - lens[r]) {
-            PyErr_SetString(PyExc_ValueError, "gather: a string out of the data");
-            goto done;
-        }
-        total += lens[r];
-    }
+    Py_ssize_t total = strings_total(data, st->buf, ln->buf, n, "gather");
+    if (total < 0)
+        goto done;
     if (total != out->len) {
         PyErr_SetString(PyExc_ValueError, "gather: out is not the size of the strings");
         goto done;
     }
-    const char *p = data->buf;
-    char *o = out->buf;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t r = 0; r < n; r++) {
-        memcpy(o, p + starts[r], (size_t)lens[r]);
-        o += lens[r];
-    }
+    copy_strings(out->buf, data->buf, st->buf, ln->buf, n);
     Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
 done:
@@ -360,28 +373,57 @@ done:
     return result;
 }
 
-/* extend(buffer, data) -> None: ``buffer += data`` for a bytearray, the copy made without the
- * GIL: readers grow their kept columns by every window while other readers work. The resize
- * (a realloc) fails as ``+=`` does while the buffer is exported (a view of it is alive). */
+/* extend(buffer, data[, starts, lens]) -> None: ``buffer += data`` for a bytearray, or
+ * ``+=`` the strings data[starts[r]:starts[r] + lens[r]] one after another (what gather
+ * would give, without a copy between), the copy made without the GIL: readers grow their kept
+ * columns by every window while other readers work. Everything is checked before the buffer
+ * changes; its resize (a realloc) fails as ``+=`` does while it is exported (a live view). */
 static PyObject *extend(PyObject *self, PyObject *args) {
-    PyObject *target;
+    PyObject *target, *st_o = NULL, *ln_o = NULL, *result = NULL;
     Py_buffer src;
-    if (!PyArg_ParseTuple(args, "O!y*", &PyByteArray_Type, &target, &src)) return NULL;
-    Py_ssize_t old = PyByteArray_GET_SIZE(target);
-    if (src.len > PY_SSIZE_T_MAX - old) {
-        PyBuffer_Release(&src);
-        return PyErr_NoMemory();
-    }
-    if (PyByteArray_Resize(target, old + src.len) < 0) {
-        PyBuffer_Release(&src);
+    Views vs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "O!y*|OO", &PyByteArray_Type, &target, &src, &st_o, &ln_o))
         return NULL;
+    const int64_t *starts = NULL;
+    const int32_t *lens = NULL;
+    Py_ssize_t n = 0, total = src.len;
+    if (st_o || ln_o) {
+        Py_buffer *st, *ln;
+        if (!st_o || !ln_o) {
+            PyErr_SetString(PyExc_TypeError, "extend: starts and lens go together");
+            goto done;
+        }
+        if (!(st = view(&vs, st_o, 8, 0, "starts")) || !(ln = view(&vs, ln_o, 4, 0, "lens")))
+            goto done;
+        n = count_of(st);
+        if (count_of(ln) != n) {
+            PyErr_SetString(PyExc_ValueError, "extend: starts and lens of different lengths");
+            goto done;
+        }
+        starts = st->buf;
+        lens = ln->buf;
+        if ((total = strings_total(&src, starts, lens, n, "extend")) < 0)
+            goto done;
     }
+    Py_ssize_t old = PyByteArray_GET_SIZE(target);
+    if (total > PY_SSIZE_T_MAX - old) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (PyByteArray_Resize(target, old + total) < 0)
+        goto done;
     char *dst = PyByteArray_AS_STRING(target) + old;
     Py_BEGIN_ALLOW_THREADS
-    memcpy(dst, src.buf, (size_t)src.len);
+    if (starts)
+        copy_strings(dst, src.buf, starts, lens, n);
+    else
+        memcpy(dst, src.buf, (size_t)total);
     Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    release(&vs);
     PyBuffer_Release(&src);
-    Py_RETURN_NONE;
+    return result;
 }
 
 /* parse_floats(data, starts, lens, out) -> index of the first token that is not a finite
@@ -1337,7 +1379,7 @@ static PyMethodDef methods[] = {
     {"count_lines", count_lines, METH_O, "number of LF bytes"},
     {"nested_dicts", nested_dicts, METH_VARARGS, "{key: {name: value}} from arrays"},
     {"gather", gather, METH_VARARGS, "strings at offsets -> one after another"},
-    {"extend", extend, METH_VARARGS, "bytearray += bytes, copied without the GIL"},
+    {"extend", extend, METH_VARARGS, "bytearray += bytes or strings, copied without the GIL"},
     {"parse_floats", parse_floats, METH_VARARGS, "tokens -> finite doubles"},
     {"rank", rank, METH_VARARGS, "order rows by query, score desc, docno desc"},
     {"interleave", interleave, METH_VARARGS, "offline interleaving of pairs of rankings"},

@@ -498,7 +498,26 @@ def test_extend_refuses_what_plus_equals_refuses():
         _kernel.extend(b"ab", b"cd")
     with pytest.raises(ValueError):
         _kernel.extend(grown, np.arange(6)[::2])
+    starts, lens = np.array([1], dtype=np.int64), np.array([2], dtype=np.int32)
+    with pytest.raises(ValueError, match="out of the data"):  # "cd"[1:3]
+        _kernel.extend(grown, b"cd", starts, lens)
+    with pytest.raises(TypeError, match="go together"):
+        _kernel.extend(grown, b"cd", starts)
     assert grown == b"ab"
+
+
+@given(st.lists(st.binary(max_size=12), max_size=30), st.randoms(use_true_random=False))
+@settings(max_examples=200, deadline=None)
+def test_extend_with_strings_is_gather_then_plus_equals(strings, rng):
+    """extend(buffer, data, starts, lens): what gather gives, appended (GrowingColumn's one
+    copy of a window's docnos), in any row order."""
+    col = column_of(strings)
+    order = list(range(len(strings)))
+    rng.shuffle(order)
+    picked = col.take(np.array(order, dtype=np.int64))
+    grown = bytearray(b"kept")
+    _kernel.extend(grown, picked.data, picked.starts, picked.lens)
+    assert grown == b"kept" + bytes(picked.compact().data)
 
 
 def test_gather_refuses_a_string_out_of_the_data():
