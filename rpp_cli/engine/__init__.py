@@ -13,6 +13,8 @@ forces the queries per shard (tests use it to prove that the shard size changes 
 """
 from __future__ import annotations
 
+import errno
+import functools
 import os
 import pickle
 import signal
@@ -129,7 +131,7 @@ class Processes:
         n = len(shards)
         if self.workers < 2 or n < 2:
             for data in Inline().imap(fn, shards, label):
-                write_all(fd, data)
+                write_all(functools.partial(os.write, fd), data)
             return
         done = self._run(fn, shards, min(self.workers, n), fd)
         for _ in progress(done, label, length=n) if label else done:
@@ -201,11 +203,16 @@ class Processes:
 _MADE, _WRITTEN = "made", "written"  # a sink worker's replies: its shard made, then written
 
 
-def write_all(fd: int, data: bytes) -> None:
-    """Every byte of ``data`` to ``fd`` (a write may take part of them)."""
+def write_all(write: Callable[[memoryview], int | None], data: bytes) -> None:
+    """Every byte of ``data`` through ``write`` (``os.write`` on a descriptor, or a file's
+    write: under ``python -u`` stdout's buffer is a raw file), which may take part of them; a
+    non-blocking one with no room is an error, not a spin."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        taken = write(view)
+        if taken is None:
+            raise BlockingIOError(errno.EAGAIN, "output would block")
+        view = view[taken:]
 
 
 def _fork_worker(fn: Callable, shards: Sequence, siblings: list[Connection],
@@ -241,7 +248,7 @@ def _fork_worker(fn: Callable, shards: Sequence, siblings: list[Connection],
                 try:
                     if i < 0:  # a sink worker's turn to write shard -1 - i
                         i = -1 - i
-                        write_all(fd, made.pop(i))  # type: ignore[arg-type]
+                        write_all(functools.partial(os.write, fd), made.pop(i))
                         reply = (i, True, _WRITTEN)
                     elif fd is None:
                         reply = (i, True, fn(shards[i]))

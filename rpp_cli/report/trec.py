@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import codecs
-import errno
 import functools
 import sys
 from typing import Callable, TextIO
@@ -10,7 +9,7 @@ from typing import Callable, TextIO
 import numpy as np
 
 from ..core import format_rows
-from ..engine import Inline, Lazy, Processes, current, query_shards
+from ..engine import Inline, Lazy, Processes, current, query_shards, write_all
 from ..results import ALL, Results
 from .common import is_count
 
@@ -32,7 +31,7 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     names = _names(results)
     fmt = functools.partial(_format, names=names, precision=precision)
     shards = Lazy(len(bounds) - 1, lambda i: results.part(int(bounds[i]), int(bounds[i + 1])))
-    fd = _descriptor(out) if isinstance(engine, Processes) and _takes_bytes(out) else None
+    fd = _descriptor(out) if isinstance(engine, Processes) and takes_bytes(out) else None
     if fd is not None:  # the workers write their lines to stdout themselves, in order
         out.flush()
         engine.write_ordered(fmt, shards, fd)
@@ -42,7 +41,7 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
         write_bytes(text)
 
 
-def _takes_bytes(out: TextIO) -> bool:
+def takes_bytes(out: TextIO) -> bool:
     """Whether ``out`` has a binary buffer and encodes UTF-8 with surrogateescape (rpp's
     stdout): the kernel's bytes are then what its text would become."""
     encoding = codecs.lookup(getattr(out, "encoding", None) or "ascii").name
@@ -62,23 +61,13 @@ def _descriptor(out: TextIO) -> int | None:
 
 def bytes_writer(out: TextIO) -> Callable[[bytes], object]:
     """How to write the kernel's bytes (ids as read, the rest ASCII) to ``out``: straight to
-    its binary buffer when ``out`` encodes UTF-8 with surrogateescape (rpp's stdout), which
-    is what decoding and encoding them again would give, byte for byte, without two passes
-    over every line in one thread; decoded and written as text otherwise."""
-    if not _takes_bytes(out):
+    its binary buffer when it :func:`takes_bytes`, which is what decoding and encoding them
+    again would give, byte for byte, without two passes over every line in one thread; decoded
+    and written as text otherwise."""
+    if not takes_bytes(out):
         return lambda data: out.write(data.decode("utf-8", "surrogateescape"))
-    buffer = out.buffer  # type: ignore[attr-defined]
     out.flush()  # what the text layer holds goes first
-
-    def write_all(data: bytes) -> None:
-        """Every byte: under ``python -u`` the buffer is a raw file, which may take part."""
-        view = memoryview(data)
-        while view:
-            taken = buffer.write(view)
-            if taken is None:  # a non-blocking stdout with no room: an error, not a spin
-                raise BlockingIOError(errno.EAGAIN, "stdout would block")
-            view = view[taken:]
-    return write_all
+    return functools.partial(write_all, out.buffer.write)  # type: ignore[attr-defined]
 
 
 def _shard_bounds(counts: np.ndarray, workers: int) -> np.ndarray:
