@@ -90,7 +90,6 @@ def cli() -> None:
     """
 
 
-
 for _command in COMMANDS:
     cli.add_command(_command)
 
@@ -100,7 +99,6 @@ def _closed_pipe() -> None:
     by SIGPIPE does (status 141: under ``set -o pipefail`` never taken for a success)."""
     discard_stdout()
     sys.exit(EXIT_CLOSED_PIPE)
-
 
 
 class _Interrupted(BaseException):

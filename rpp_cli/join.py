@@ -331,8 +331,6 @@ def _without(kept: np.ndarray, trec: np.ndarray | None, tied: np.ndarray
     return (None if (trec == np.arange(len(trec))).all() else trec), tied
 
 
-
-
 def _repeat_error(path: str, docno: Column, line_of: Callable[[int], int], qids: list[str],
                   query: np.ndarray, code: np.ndarray, repeat: np.ndarray) -> None:
     """Raise the error for ranked rows whose (query, docno) ``code`` repeats (``repeat``:

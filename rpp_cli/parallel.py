@@ -27,7 +27,10 @@ def default_jobs() -> int:
 # but a run whose queries are interleaved is held whole (about 1.4 times its size) until its
 # end. The bytes of files read at once are bounded by a 16th of the machine's memory (at least
 # 384 MiB): tall's five 250 MB runs are read side by side on a workstation, one at a time on
-# a small VM, whatever their order.
+# a small VM, whatever their order. A gzipped file counts as ten times its size (text_size).
+IN_FLIGHT_FLOOR = 384 << 20
+
+
 def in_flight_bytes() -> int:
     """Bytes of run files that may be read at once."""
     try:
@@ -35,9 +38,6 @@ def in_flight_bytes() -> int:
     except (ValueError, OSError, AttributeError):
         physical = 0
     return max(IN_FLIGHT_FLOOR, physical // 16)
-
-
-IN_FLIGHT_FLOOR = 384 << 20
 
 
 # Threads that split and code one run, at most: past this a window's pieces get small and the

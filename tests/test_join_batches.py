@@ -5,8 +5,9 @@ byte of any output or error.
 Batches of 1, 2 and 7 rows (as many batches as queries, and queries cut across windows) are
 compared with one batch of the whole file (the reader of standard input and pipes), on
 realistic collections; files whose queries come back after being handed on (those
-queries read again and joined once more); repeats and bad lines in either order; and the corpus size of one run (unjudged docnos
-coded fresh, not in the shared dictionary) against a literal count of distinct docno bytes.
+queries read again and joined once more); repeats and bad lines in either order; and the
+corpus size of one run (unjudged docnos coded fresh, not in the shared dictionary) against a
+literal count of distinct docno bytes.
 """
 from __future__ import annotations
 

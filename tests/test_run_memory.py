@@ -317,7 +317,8 @@ def test_dedup_prints_what_the_file_without_its_repeats_prints(tmp_path, seed):
     qrels, clean = write_collection(coll, tmp_path / "clean", "plain")
     _, repeated = write_collection(replace(coll, runs=runs), tmp_path / "repeated", "plain")
     for args in (["-q", "--precision", "10"], ["-q", "-M", "2", "-m", "map", "-m", "P.1"],
-                 ["-q", "-m", "rpp", "-m", "ndcg_cut.5", "-m", "RR@10", "-m", "ERR@20", "-m", "Judged@10", "-m", "rbp", "-m", "oi"]):
+                 ["-q", "-m", "rpp", "-m", "ndcg_cut.5", "-m", "RR@10", "-m", "ERR@20", "-m",
+                  "Judged@10", "-m", "rbp", "-m", "oi"]):
         want = rpp("eval", *args, qrels, *clean)
         got = rpp("eval", "--dedup", *args, qrels, *repeated)
         assert want.code == got.code == 0, got.err

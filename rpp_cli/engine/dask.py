@@ -108,10 +108,10 @@ def connect(address: str) -> Iterator[DaskEngine]:
         quiet.setLevel(logging.CRITICAL)  # a worker's death is our one-line error, not a log
 
         def start() -> Any:
-            """A client of a new cluster (``client.cluster``); a dead worker is an error at once (no silent
-            re-run), and Dask's own warnings (a busy dashboard port, large payloads) and its
-            workers' logs (a heartbeat that meets the scheduler closing) stay out of rpp's
-            stderr."""
+            """A client of a new cluster (``client.cluster``); a dead worker is an error at
+            once (no silent re-run), and Dask's own warnings (a busy dashboard port, large
+            payloads) and its workers' logs (a heartbeat that meets the scheduler closing)
+            stay out of rpp's stderr."""
             with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
                     warnings.catch_warnings():
                 warnings.simplefilter("ignore")
