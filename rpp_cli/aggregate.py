@@ -22,8 +22,7 @@ def add_preference(results: Results, name: str, per_query: np.ndarray, with_quer
     n_q, n_runs, _ = per_query.shape
     a, b = np.nonzero(~np.eye(n_runs, dtype=bool))
     if with_queries:
-        q = np.repeat(_queries(queries, n_q), len(a))
-        results.add(name, q, np.tile(a, n_q), per_query[:, a, b].ravel(), np.tile(b, n_q))
+        results.add_grid(name, _queries(queries, n_q), per_query)
     results.add(name, -1, a, per_query.mean(axis=0)[a, b], b)
     add_metric(results, f"{name}_win", win_rates(per_query), with_queries, queries=queries)
 

@@ -14,33 +14,103 @@ import numpy as np
 ALL = "all"
 
 
+class _Rows:
+    """Rows given as columns: measure, query (-1 = all), run and other run (-1 = none) as int32
+    codes (a constant as a stride-0 view: 19M codes of one value cost nothing), and values."""
+
+    def __init__(self, m: int, q, r, o, value) -> None:
+        n = len(np.ravel(value))
+        codes = (np.broadcast_to(np.asarray(x, dtype=np.int32), (n,)) for x in (m, q, r, o))
+        self.cols = (*codes, np.asarray(value, dtype=np.float64).ravel())
+        q = self.cols[1]
+        # queries in order and one kind (all per-query, or all ``all``): cut by bisection
+        self.ordered = bool(n == 0 or q.strides == (0,) or ((q[1:] >= q[:-1]).all()
+                                                           and (q[0] >= 0 or q[-1] < 0)))
+
+    def __len__(self) -> int:
+        return len(self.cols[4])
+
+    def key_counts(self, n_qids: int) -> np.ndarray:
+        return np.bincount(_key(self.cols[1], n_qids), minlength=n_qids + 1)
+
+    def part(self, lo: int, hi: int, n_qids: int) -> tuple[np.ndarray, ...]:
+        q = self.cols[1]
+        if not self.ordered:
+            key = _key(q, n_qids)
+            keep = (key >= lo) & (key < hi)
+            return tuple(c[keep] for c in self.cols)
+        if len(q) and q[-1] < 0:  # the block's rows are all ``all`` rows
+            a, b = (0, len(q)) if lo <= n_qids < hi else (0, 0)
+        else:  # the bounds in q's own dtype: other values make searchsorted cast all of q
+            a, b = np.searchsorted(q, np.array((lo, min(hi, n_qids)), dtype=q.dtype))
+            b = max(a, b)
+        return tuple(c[a:b] for c in self.cols)
+
+
+class _Grid:
+    """The per-query rows of a pair measure, kept as its (E, R, R) tensor: a row for every
+    ordered pair of distinct runs (run-major) of each of ``queries`` (ascending). Their codes
+    are made only for the queries asked: 160 runs' 19M rows would cost 380 MB as columns, and
+    the tensor is kept anyway (orderings, tests)."""
+
+    def __init__(self, m: int, queries: np.ndarray, values: np.ndarray) -> None:
+        self.m = m
+        self.queries = np.asarray(queries, dtype=np.int32)
+        if (self.queries[1:] <= self.queries[:-1]).any() or (self.queries < 0).any():
+            raise ValueError("Results.add_grid: queries must be ascending query indices")
+        self.values = np.asarray(values, dtype=np.float64).view()
+        self.values.flags.writeable = False  # the rows read it: nobody writes it after
+        n_runs = self.values.shape[1]
+        self.run, self.other = (x.astype(np.int32) for x in
+                                np.nonzero(~np.eye(n_runs, dtype=bool)))
+
+    def __len__(self) -> int:
+        return len(self.queries) * len(self.run)
+
+    def key_counts(self, n_qids: int) -> np.ndarray:
+        return np.bincount(self.queries, minlength=n_qids + 1) * len(self.run)
+
+    def part(self, lo: int, hi: int, n_qids: int) -> tuple[np.ndarray, ...]:
+        a, b = np.searchsorted(self.queries, np.array((lo, hi), dtype=np.int32))
+        n = len(self.run) * (b - a)
+        return (np.broadcast_to(np.int32(self.m), (n,)),
+                np.repeat(self.queries[a:b], len(self.run)),
+                np.tile(self.run, b - a), np.tile(self.other, b - a),
+                self.values[a:b][:, self.run, self.other].ravel())
+
+
+def _key(q: np.ndarray, n_qids: int) -> np.ndarray:
+    """Query keys: the index, ``n_qids`` for ``all`` (-1), which comes last."""
+    return np.where(q < 0, n_qids, q)
+
+
 @dataclass
 class Results:
-    """Append blocks of rows with :meth:`add`; read them in contract §7 order with :meth:`rows`."""
+    """Append blocks of rows with :meth:`add` (and a pair measure's per-query tensor with
+    :meth:`add_grid`); read them in contract §7 order with :meth:`rows`."""
 
     qids: list[str]
     runs: list[str]
     measures: list[str] = field(default_factory=list)
-    _blocks: list[tuple[np.ndarray, ...]] = field(default_factory=list)
-    _sorted: list[bool] = field(default_factory=list)  # block's queries in order, one kind
+    _blocks: list[_Rows | _Grid] = field(default_factory=list)
 
     def add(self, measure: str, q: np.ndarray, r: np.ndarray, value: np.ndarray,
             o: np.ndarray | None = None) -> None:
         """Rows of one measure: query index (-1 = all), run index, other run index or None."""
+        self._blocks.append(_Rows(self._code(measure), q, r, -1 if o is None else o, value))
+
+    def add_grid(self, measure: str, queries: np.ndarray, values: np.ndarray) -> None:
+        """Per-query rows of a pair measure: ``values[k, a, b]`` for query ``queries[k]``
+        (ascending indices) and every pair of runs a != b; the tensor is kept, not copied."""
+        self._blocks.append(_Grid(self._code(measure), queries, values))
+
+    def _code(self, measure: str) -> int:
+        """The measure's index, the measure added when new."""
         if measure not in self.measures:
             self.measures.append(measure)
-        m = self.measures.index(measure)
-        n = len(value)
         if max(len(self.qids), len(self.runs), len(self.measures)) >= 1 << 31:
             raise OverflowError("Results: over 2^31 queries, runs or measures")
-        # codes as int32 (a constant as a stride-0 view): 19M per-query preference rows of 160
-        # runs cost 456 MB, not 760
-        cols = [np.broadcast_to(np.asarray(x, dtype=np.int32), (n,))
-                for x in (m, q, r, -1 if o is None else o)]
-        q = cols[1]
-        self._blocks.append((*cols, np.asarray(value, dtype=np.float64).ravel()))
-        self._sorted.append(bool(n == 0 or q.strides == (0,) or ((q[1:] >= q[:-1]).all()
-                                                      and (q[0] >= 0 or q[-1] < 0))))
+        return self.measures.index(measure)
 
     def columns(self) -> tuple[np.ndarray, ...]:
         """(m, q, r, o, value) code arrays in output order: per-query rows first (queries in
@@ -49,41 +119,19 @@ class Results:
 
     def part(self, lo: int, hi: int) -> tuple[np.ndarray, ...]:
         """:meth:`columns` of the rows of queries ``lo..hi-1`` (query ``len(qids)``: the
-        ``all`` rows), so that output can be made shard by shard. Blocks added in query order
-        (most are) are cut by bisection, the others by a mask."""
-        parts = []
-        for block, ordered in zip(self._blocks, self._sorted):
-            if ordered:
-                a, b = self._bisect(block[1], lo, hi)
-                parts.append(tuple(c[a:b] for c in block))
-            else:
-                key = self._key(block[1])
-                keep = (key >= lo) & (key < hi)
-                parts.append(tuple(c[keep] for c in block))
+        ``all`` rows), so that output can be made shard by shard."""
+        parts = [block.part(lo, hi, len(self.qids)) for block in self._blocks]
         if not parts:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty, empty, np.zeros(0)
         m, q, r, o, v = (np.concatenate(c) for c in zip(*parts))
-        order = np.lexsort((o, r, m, self._key(q)))
+        order = np.lexsort((o, r, m, _key(q, len(self.qids))))
         return m[order], q[order], r[order], o[order], v[order]
-
-    def _key(self, q: np.ndarray) -> np.ndarray:
-        """Query keys: the index, ``len(qids)`` for ``all`` (-1), which comes last."""
-        return np.where(q < 0, len(self.qids), q)
-
-    def _bisect(self, q: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
-        """Rows a..b-1 of a block in query order (all ``all`` or all per-query) have the
-        query keys lo..hi-1."""
-        if len(q) and q[-1] < 0:  # the block's rows are all ``all`` rows
-            return (0, len(q)) if lo <= len(self.qids) < hi else (0, 0)
-        # the bounds in q's own dtype: other values make searchsorted cast all of q
-        a, b = np.searchsorted(q, np.array((lo, min(hi, len(self.qids))), dtype=q.dtype))
-        return int(a), int(max(a, b))
 
     def key_counts(self) -> np.ndarray:
         """(Q + 1,) rows per query key (the last: the ``all`` rows)."""
-        return sum((np.bincount(self._key(b[1]), minlength=len(self.qids) + 1)
-                    for b in self._blocks), np.zeros(len(self.qids) + 1, dtype=np.int64))
+        return sum((b.key_counts(len(self.qids)) for b in self._blocks),
+                   np.zeros(len(self.qids) + 1, dtype=np.int64))
 
     def rows(self) -> Iterator[tuple[str, str, str, str | None, float]]:
         """(measure, qid, run, other, value) tuples in output order."""
@@ -158,7 +206,7 @@ class Results:
         return pandas.DataFrame(grid, index=index, columns=pandas.Index(self.runs, name="other"))
 
     def __len__(self) -> int:
-        return sum(len(b[0]) for b in self._blocks)
+        return sum(len(b) for b in self._blocks)
 
     def __repr__(self) -> str:
         """A short summary (a notebook shows it): counts and the first names, never the rows."""

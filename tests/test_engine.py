@@ -249,6 +249,42 @@ def test_results_part_is_columns_cut_by_query():
     assert res.key_counts().tolist() == [3, 3, 3, 2]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_results_grid_is_its_rows(seed):
+    """A pair measure's tensor added as a grid gives exactly the rows it stands for (every
+    query of the grid, every pair a != b, run-major), beside other blocks: the same columns,
+    parts, counts and length as the rows added one by one; the tensor is kept, not copied."""
+    rng = np.random.default_rng(seed)
+    n_q, n_runs = int(rng.integers(1, 7)), int(rng.integers(1, 5))
+    queries = np.flatnonzero(rng.random(n_q) < 0.7)  # an evaluated subset, ascending
+    tensor = rng.normal(size=(len(queries), n_runs, n_runs))
+    qids, runs = [f"q{i}" for i in range(n_q)], [f"r{i}" for i in range(n_runs)]
+    grid, rows = Results(qids, runs), Results(qids, runs)
+    a, b = np.nonzero(~np.eye(n_runs, dtype=bool))
+    ap = rng.normal(size=n_q * n_runs)  # a per-run measure's block before the grid
+    for res in (grid, rows):
+        res.add("ap", np.repeat(np.arange(n_q), n_runs), np.tile(np.arange(n_runs), n_q), ap)
+    grid.add_grid("rpp", queries, tensor)
+    rows.add("rpp", np.repeat(queries, len(a)), np.tile(a, len(queries)),
+             tensor[:, a, b].ravel(), np.tile(b, len(queries)))
+    for res in (grid, rows):
+        res.add("rpp", -1, a, tensor.mean(axis=0)[a, b] if len(queries) else a * 0.0, b)
+    assert len(grid) == len(rows) and grid.key_counts().tolist() == rows.key_counts().tolist()
+    for lo in range(n_q + 2):
+        for hi in range(lo, n_q + 2):
+            for got, want in zip(grid.part(lo, hi), rows.part(lo, hi)):
+                assert got.tolist() == want.tolist()
+    assert list(grid.rows()) == list(rows.rows())
+    kept = grid._blocks[1].values
+    assert np.shares_memory(kept, tensor) and not kept.flags.writeable
+
+
+def test_results_grid_needs_ascending_queries():
+    res = Results(["q1", "q2"], ["a", "b"])
+    with pytest.raises(ValueError, match="ascending"):
+        res.add_grid("rpp", np.array([1, 0]), np.zeros((2, 2, 2)))
+
+
 SEEDS = (3, 11, 42)
 # trec_eval's and ir_measures' names share one pytrec_eval pass per relevance level and shard
 # (P(rel=2)@5: a second level); RR@10, Judged@10, ERR@20 are computed by rpp on every query.
