@@ -21,7 +21,7 @@ from .core.memory import release_free_memory
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids, to_text
 from .io.runs import name_runs
-from .join import Coder, RunRows, load_run
+from .join import Coder, LoadedRun, RunRows, load_run
 from .parallel import PER_RUN_THREADS, map_runs, threads_for
 
 if TYPE_CHECKING:
@@ -181,9 +181,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
                          path=qrels.path)
     qpos = {q: i for i, q in enumerate(qids)}
     evaluated = np.array([qpos[q] for q in evaluated_qids], dtype=np.int64)
-    docs = Dictionary(len(qids))
-    main_q = np.array([qpos[q] for q in qrels.qids], dtype=np.int64)[qrels.qid]
-    docs.add(qrels.docno, main_q)  # codes 0..J-1, in this order
+    docs = qrels.dictionary()  # codes 0..J-1 of the judgments, keyed by place in qids
     judged_grade = qrels.grade
     subtopic_item = None
     if subtopics is not None:  # items judged only in the subtopic qrels are judged too
@@ -208,20 +206,20 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     per_run = max(1, min(jobs // readers, PER_RUN_THREADS))  # the cores readers leave idle
     shared = len(run_paths) > 1 and across_runs
     coder = Coder(docs, shared)
-    loaded = map_runs(lambda r: load_run(r, len(run_paths), run_paths[r], qpos, coder, dedup,
-                                         qrels.path, max_docs, per_run),
-                      len(run_paths), readers, label="reading runs")
+    ranks = np.zeros((len(run_paths), len(item_doc)), dtype=np.int64)
+
+    def read(r: int) -> tuple[LoadedRun, float | None]:
+        """Run r read and joined, its items' ranks in ranks[r] (in the reading threads)."""
+        run = load_run(r, len(run_paths), run_paths[r], qpos, coder, dedup, qrels.path,
+                       max_docs, per_run)
+        return run, _place_items(run.rows, len(qids), n_judged, item_of_doc, ranks[r])
+
+    read_runs = map_runs(read, len(run_paths), readers, label="reading runs")
+    loaded = [run for run, _ in read_runs]
     run_names = name_runs(loaded, names, names_from)
-    ranks = np.zeros((len(loaded), len(item_doc)), dtype=np.int64)
-    for r, (run, name) in enumerate(zip(loaded, run_names)):
-        rows, unjudged, missing = run.rows, run.unjudged, run.missing
-        counts = np.diff(rows.bounds(len(qids)))
-        hit = np.flatnonzero(rows.doc < n_judged)  # the judged rows: few, in most runs
-        query = rows.qidx[hit]
-        rank = hit - (np.cumsum(counts) - counts)[query] + 1
-        item = item_of_doc[rows.doc[hit]]
-        ranks[r, item[item >= 0]] = rank[item >= 0]
-        notes.extend(_judged_notes(name, counts, query, rank))
+    for (run, judged_top), name in zip(read_runs, run_names):
+        unjudged, missing = run.unjudged, run.missing
+        notes.extend(_judged_notes(name, judged_top))
         if unjudged:
             notes.append(f"{name}: {_count(unjudged, 'query', 'queries')} not in the qrels, "
                          "ignored")
@@ -275,19 +273,33 @@ def corpus_sizes(code_query: list[np.ndarray], run_docs: list[np.ndarray],
 COUNT_CHUNK = 1 << 22  # codes counted at once by corpus_sizes
 
 
-def _judged_notes(name: str, counts: np.ndarray, query: np.ndarray, rank: np.ndarray
-                  ) -> list[str]:
-    """A warning when nothing a run retrieved is judged (document qrels with passage runs?),
-    a note when under half of its top 10 is: its scores then say little. Each says what to do.
-    ``counts``: the run's rows of each query; ``query``, ``rank``: those of its judged rows."""
+def _place_items(rows: RunRows, n_queries: int, n_judged: int, item_of_doc: np.ndarray,
+                 ranks: np.ndarray) -> float | None:
+    """Set ``ranks`` (one run's row of the items' ranks) from the run's judged rows, and
+    return the judged share of its top 10 (mean over queries; None when it retrieved no
+    judged docno), for :func:`_judged_notes`."""
+    counts = np.diff(rows.bounds(n_queries))
+    hit = np.flatnonzero(rows.doc < n_judged)  # the judged rows: few, in most runs
+    query = rows.qidx[hit]
+    rank = hit - (np.cumsum(counts) - counts)[query] + 1
+    item = item_of_doc[rows.doc[hit]]
+    ranks[item[item >= 0]] = rank[item >= 0]
     if len(query) == 0:
-        return [f"{name}: none of the docnos it retrieved is judged, so it scores 0: check that "
-                "the run and the qrels use the same document ids (documents or passages?)"]
+        return None
     shown = np.minimum(counts, 10)
     top = np.bincount(query[rank <= 10], minlength=len(counts))
-    fraction = top[shown > 0] / shown[shown > 0]
-    if fraction.mean() < 0.5:
-        return [f"{name}: only {fraction.mean():.0%} of its top 10 is judged (mean over queries); "
+    return float((top[shown > 0] / shown[shown > 0]).mean())
+
+
+def _judged_notes(name: str, judged_top: float | None) -> list[str]:
+    """A warning when nothing a run retrieved is judged (document qrels with passage runs?),
+    a note when under half of its top 10 is: its scores then say little. Each says what to do.
+    ``judged_top``: the judged share of its top 10 (see :func:`_place_items`)."""
+    if judged_top is None:
+        return [f"{name}: none of the docnos it retrieved is judged, so it scores 0: check that "
+                "the run and the qrels use the same document ids (documents or passages?)"]
+    if judged_top < 0.5:
+        return [f"{name}: only {judged_top:.0%} of its top 10 is judged (mean over queries); "
                 "unjudged documents count as non-relevant, so its scores are likely too low: "
                 "judge its top documents, or also read -m bpref, which ignores them"]
     return []

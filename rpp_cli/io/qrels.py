@@ -5,8 +5,9 @@ Judgments are arrays: one row per distinct (qid, docno), identified exactly by i
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,6 +30,21 @@ class Qrels:
     qid: np.ndarray  # (J,) qid code of each judgment
     docno: Column  # (J,) its docno
     grade: np.ndarray  # (J,) float64, the largest grade given to it
+    # the reader's dictionary of the judgments (see :meth:`dictionary`), given away once
+    _reader_docs: list = field(default_factory=list, compare=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    def dictionary(self) -> Dictionary:
+        """The judgments' (query, docno) dictionary, keyed by the query's place in trec_eval
+        order (:func:`sort_qids` of ``qids``): judgment j has code j. The reader's own
+        dictionary is handed over the first time (the qrels' docnos are not coded twice; the
+        caller may add to it); later calls, and qrels made without one, build the same anew."""
+        with self._lock:
+            if self._reader_docs:
+                return self._reader_docs.pop()
+        docs = Dictionary(len(self.qids))
+        docs.add(self.docno, sorted_positions(self.qids)[self.qid])
+        return docs
 
     def relevant_qids(self, level: float | None) -> list[str]:
         """Queries with at least one relevant item, in trec_eval order (byte order of qid)."""
@@ -52,6 +68,12 @@ def sort_qids(qids) -> list[str]:
     return sorted(qids, key=lambda q: q.encode("utf-8", "surrogateescape"))
 
 
+def sorted_positions(qids: list[str]) -> np.ndarray:
+    """(len(qids),) the place of each of ``qids`` (distinct) in :func:`sort_qids` order."""
+    place = {q: i for i, q in enumerate(sort_qids(qids))}
+    return np.array([place[q] for q in qids], dtype=np.int64)
+
+
 def read_grades(table: Table, exit_code: int = 2) -> np.ndarray:
     """Field 3 of ``table`` as float64 grades; the first grade that is not a finite number or
     lies outside [GRADE_MIN, GRADE_MAX] is an InputError naming its line."""
@@ -65,24 +87,27 @@ def read_grades(table: Table, exit_code: int = 2) -> np.ndarray:
     return grades
 
 
-def judgments(table: Table, grades: np.ndarray) -> tuple[Qrels, np.ndarray]:
+def judgments(table: Table, grades: np.ndarray, keep_dictionary: bool = False
+              ) -> tuple[Qrels, np.ndarray]:
     """Distinct (field 0, field 2) pairs of ``table`` with the largest of their ``grades``,
-    and the judgment of each row."""
+    and the judgment of each row. ``keep_dictionary``: the Qrels hands over the dictionary
+    that found them (:meth:`Qrels.dictionary`), keyed by the qid's trec_eval place."""
     qid_dict = Dictionary()
     qid = qid_dict.add(table.column(0))
+    qids = [to_text(q) for q in qid_dict.strings()]
     doc_dict = Dictionary(len(qid_dict))
-    code = doc_dict.add(table.column(2), qid)
+    code = doc_dict.add(table.column(2), sorted_positions(qids)[qid])
     best = np.full(len(doc_dict), -np.inf)
     np.maximum.at(best, code, grades)
     first = np.flatnonzero(first_seen(code))  # in code order
-    return Qrels(table.path, [to_text(q) for q in qid_dict.strings()], qid[first],
-                 table.column(2).take(first).compact(), best), code
+    return Qrels(table.path, qids, qid[first], table.column(2).take(first).compact(), best,
+                 [doc_dict] if keep_dictionary else []), code
 
 
 def read_qrels(path: str) -> Qrels:
     """Read a trec_eval qrels file (plain, gzip or ``-``); bad lines raise InputError."""
     table = split(path, (0, 2, 3), (4,), QRELS_FORMAT)
-    return judgments(table, read_grades(table))[0]
+    return judgments(table, read_grades(table), keep_dictionary=True)[0]
 
 
 # ndeval's naturalNumber: ASCII digits, refused once the value read so far exceeds 100000

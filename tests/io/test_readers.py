@@ -380,3 +380,25 @@ def test_gzip_members_are_read_once_each(tmp_path, first_lines):
     path = tmp_path / "two.gz"
     path.write_bytes(gzip.compress(first) + gzip.compress(second))
     assert b"".join(source_chunks(str(path), 1 << 40)) == first + second
+
+
+@pytest.mark.parametrize("seed", [1, 7, 23])
+def test_qrels_dictionary_handed_over_is_the_one_built_anew(tmp_path, seed):
+    """The reader's dictionary (handed over once) and one built from the judgments alone hold
+    the same (query, docno) -> code entries: codes 0..J-1 in judgment order, keyed by the
+    query's place in trec_eval order; realistic qrels (mixed docnos, string qids, gzip)."""
+    from rpp_cli.io.qrels import Qrels, read_qrels, sort_qids
+
+    from ..realistic import generate, write_collection
+
+    qrels_path, _ = write_collection(generate(seed), tmp_path, "mixed", seed)
+    qrels = read_qrels(str(qrels_path))
+    handed, again = qrels.dictionary(), qrels.dictionary()
+    bare = Qrels(qrels.path, qrels.qids, qrels.qid, qrels.docno, qrels.grade).dictionary()
+    place = {q: i for i, q in enumerate(sort_qids(qrels.qids))}
+    want = np.array([place[q] for q in qrels.qids], dtype=np.int64)[qrels.qid]
+    for docs in (handed, again, bare):
+        assert len(docs) == len(qrels.grade)
+        assert docs.keys().tolist() == want.tolist()
+        assert docs.strings() == [qrels.docno.bytes(j) for j in range(len(qrels.grade))]
+    assert handed is not again  # given away once: the second is built anew
