@@ -9,6 +9,7 @@ often Dask re-runs a dead worker's shards elsewhere before it gives up.
 """
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import re
@@ -28,12 +29,21 @@ _LOCAL = re.compile(r"local(?::(\d+))?")
 
 
 def _require() -> None:
-    """One line saying how to install Dask when it is missing."""
+    """One line saying how to install Dask when it is missing (found, not imported: a local
+    cluster imports it while the runs are read)."""
+    if any(importlib.util.find_spec(name) is None for name in ("cloudpickle", "distributed")):
+        raise InputError(f"--dask needs dask.distributed: {INSTALL}")
+
+
+def _imported() -> tuple[Any, Any]:
+    """The dask and distributed modules; an install that is found but broken is the same
+    one-line error as a missing one."""
     try:
-        import cloudpickle  # noqa: F401
-        import distributed  # noqa: F401
-    except ImportError:
-        raise InputError(f"--dask needs dask.distributed: {INSTALL}") from None
+        import dask
+        import distributed
+    except ImportError as err:
+        raise InputError(f"--dask needs dask.distributed: {INSTALL} ({err})") from None
+    return dask, distributed
 
 
 @dataclass
@@ -95,9 +105,6 @@ def connect(address: str) -> Iterator[DaskEngine]:
     """A client of the scheduler at ``address``, or of a LocalCluster of processes that
     ``local[:N]`` starts (N workers, default one per core) and closes at the end."""
     _require()
-    import dask
-    from distributed import Client, LocalCluster
-
     local = _LOCAL.fullmatch(address)
     if local:
         n = int(local.group(1) or os.cpu_count() or 1)
@@ -112,12 +119,14 @@ def connect(address: str) -> Iterator[DaskEngine]:
             once (no silent re-run), and Dask's own warnings (a busy dashboard port, large
             payloads) and its workers' logs (a heartbeat that meets the scheduler closing)
             stay out of rpp's stderr."""
+            dask, distributed = _imported()
             with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
                     warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL)
-                return Client(cluster)
+                cluster = distributed.LocalCluster(
+                    n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                    silence_logs=logging.CRITICAL)
+                return distributed.Client(cluster)
 
         with ThreadPoolExecutor(1, thread_name_prefix="rpp-dask") as pool:
             started = pool.submit(start)  # while the runs are read
@@ -129,8 +138,9 @@ def connect(address: str) -> Iterator[DaskEngine]:
                 client.cluster.close()
                 quiet.setLevel(level)
         return
+    _, distributed = _imported()
     try:
-        client = Client(address, timeout=CONNECT_TIMEOUT)
+        client = distributed.Client(address, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError, ValueError) as err:
         raise InputError(f"--dask {address}: cannot reach the scheduler ({err})") from None
     with client:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core import group_positions, nested_dicts
+from ..core import nested_dicts
 from ..engine import Lazy, current, query_shards
 from ..errors import InputError
 from ..io.qrels import GRADE_MAX, GRADE_MIN
@@ -439,15 +439,14 @@ class Bridge:
         self.qrels = nested_dicts(self.qids, bounds, self.names, by_query,
                                   self.compaction.levels(grades).tolist(), True)
 
-    def run(self, qidx: np.ndarray, doc: np.ndarray) -> dict[str, dict[str, float]]:
-        """A run's rows (query index, code; trec_eval's order) as pytrec_eval wants them;
-        every evaluated query present ({} = empty)."""
-        bounds = np.searchsorted(qidx, np.arange(len(self.qids) + 1))
+    def run(self, bounds: np.ndarray, doc: np.ndarray) -> dict[str, dict[str, float]]:
+        """A run's rows (query q's codes are ``doc[bounds[q]:bounds[q + 1]]``, in trec_eval's
+        order) as pytrec_eval wants them; every evaluated query present ({} = empty)."""
         depth = checked_depth(bounds)
         if depth > len(self.scores):  # names of unjudged documents by position, as needed
             self.names += [f"u{k}" for k in range(len(self.scores), depth)]
             self.scores = position_scores(depth)
-        position = group_positions(qidx)
+        position = np.arange(len(doc)) - np.repeat(bounds[:-1], np.diff(bounds))
         name = np.where(doc < self.n_judged, doc, self.n_judged + position)
         return nested_dicts(self.qids, bounds, self.names, name, self.scores)
 
@@ -516,7 +515,9 @@ def plan_passes(wanted: list[tuple[TrecRequest, int]]) -> tuple[list[Pass], list
 @dataclass(frozen=True)
 class TrecShard:
     """What pytrec_eval needs for a shard of queries, renumbered from 0: the judged codes of
-    those queries (``query``, ``grade``) and each run's rows (``runs``: query, code)."""
+    those queries (``query``, ``grade``) and each run's rows (``runs``: the bounds of each
+    query's rows, and their codes, in the narrowest integer type that holds them: a shard
+    sent to a Dask worker is 2 bytes a row where it has under 32,767 judged codes)."""
 
     n_queries: int
     query: np.ndarray
@@ -539,6 +540,7 @@ def trec_shards(judged, runs: list) -> tuple[np.ndarray, Lazy]:
         q0, q1 = int(bounds[i]), int(bounds[i + 1])
         first = judged_bounds[q0]
         codes = by_query[first:judged_bounds[q1]]  # a query's rows hold only its own codes
+        kind = code_type(len(codes))
         parts = []
         for r, at in zip(runs, run_bounds):
             lo, hi = int(at[q0]), int(at[q1])
@@ -546,12 +548,15 @@ def trec_shards(judged, runs: list) -> tuple[np.ndarray, Lazy]:
             judged_row = doc < len(slot)
             local = np.where(judged_row, slot[np.where(judged_row, doc, 0)] - first,
                              len(codes))  # unjudged: any code >= len(codes)
-            # int32 when a shard's judged codes fit (8 bytes a row, not 12, when a shard
-            # travels to a Dask worker)
-            parts.append((r.qidx[lo:hi] - q0,
-                          local.astype(np.int32) if len(codes) < 1 << 31 else local))
+            parts.append((at[q0:q1 + 1] - lo, local.astype(kind)))
         return TrecShard(q1 - q0, judged.query[codes] - q0, judged.grade[codes], parts)
     return bounds, Lazy(len(bounds) - 1, build)
+
+
+def code_type(n_codes: int) -> np.dtype:
+    """The narrowest signed integer type that holds 0..n_codes (a shard's judged codes and
+    the code that marks an unjudged row)."""
+    return np.min_scalar_type(-1 - n_codes)
 
 
 def evaluate_shard(shard: TrecShard, passes: list[Pass]) -> list[np.ndarray]:
@@ -563,8 +568,8 @@ def evaluate_shard(shard: TrecShard, passes: list[Pass]) -> list[np.ndarray]:
                   for p in passes]
     names = [p.names for p in passes]
     per_pass: list[list[np.ndarray]] = [[] for _ in passes]
-    for qidx, doc in shard.runs:
-        run = bridge.run(qidx, doc)
+    for bounds, doc in shard.runs:
+        run = bridge.run(bounds, doc)
         for evaluator, wanted, out in zip(evaluators, names, per_pass):
             out.append(_values(evaluator.evaluate(run), bridge.qids, wanted))
     return [np.stack(out) if out else np.zeros((0, shard.n_queries, len(wanted)))

@@ -177,3 +177,35 @@ def test_all_pytrec_eval_measures_of_a_command_share_one_pass_per_level(monkeypa
     for name in names:
         apart |= parse_lines(rpp(*args[:6], "-m", name, *args[6:]).out)
     assert together == apart
+
+
+@pytest.mark.parametrize("n_codes, kind", [(0, "int8"), (127, "int8"), (128, "int16"),
+                                           (32767, "int16"), (32768, "int32"),
+                                           ((1 << 31) - 1, "int32"), (1 << 31, "int64")])
+def test_a_shard_codes_rows_in_the_narrowest_type(n_codes, kind):
+    """0..n_codes (n_codes marks an unjudged row) fit, and nothing narrower would hold them."""
+    assert trec.code_type(n_codes) == kind
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_a_shard_evaluates_alike_in_every_code_type(tmp_path, seed):
+    """A shard's values do not depend on the integer type its rows' codes travel in."""
+    import numpy as np
+
+    from rpp_cli.evaluate import Options, load
+
+    from ..realistic import generate, write_collection
+
+    qrels, runs = write_collection(generate(seed), tmp_path, "mixed", seed)
+    coll = load(str(qrels), [str(r) for r in runs], Options(), [])
+    wanted = resolve(["map", "ndcg", "P.5", "num_ret"])
+    passes, _ = trec.plan_passes([(m.trec, 1) for m in wanted])
+    _, shards = trec.trec_shards(coll.judged, coll.runs)
+    for i in range(len(shards)):
+        shard = shards[i]
+        want = trec.evaluate_shard(shard, passes)
+        for kind in (np.int16, np.int32, np.int64):
+            wide = trec.TrecShard(shard.n_queries, shard.query, shard.grade,
+                                  [(b, d.astype(kind)) for b, d in shard.runs])
+            for got, expected in zip(trec.evaluate_shard(wide, passes), want):
+                assert got.tolist() == expected.tolist()
