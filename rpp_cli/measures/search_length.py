@@ -1,4 +1,5 @@
-"""Average search length (contract §6, paper §3.1): mean worst-case position of the relevant items."""
+"""Average search length (contract §6, paper §3.1): mean worst-case position of the relevant
+items."""
 from __future__ import annotations
 
 import numpy as np

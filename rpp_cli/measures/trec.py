@@ -459,8 +459,9 @@ def pytrec_level(level: float | None) -> int:
 @dataclass
 class Pass:
     """One pytrec_eval evaluator per shard of queries, given every run once: the measures of
-    one relevance level whose parameters agree. trec_eval takes one parameter text per measure, so cutoff lists
-    merge (``P.5`` and ``P@10`` are ``P.5,10``) and other parameters must be equal."""
+    one relevance level whose parameters agree. trec_eval takes one parameter text per
+    measure, so cutoff lists merge (``P.5`` and ``P@10`` are ``P.5,10``) and other parameters
+    must be equal."""
 
     level: int
     params: dict[str, str | None] = field(default_factory=dict)  # base -> parameter text
