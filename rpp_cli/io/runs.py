@@ -126,8 +126,12 @@ class LineNumbers:
 
     def add(self, table: Table, row0: int) -> None:
         """Note the lines of ``table``'s rows, the file's rows row0, row0 + 1, ..."""
-        if table.lines_in == len(table) and table.line0 - row0 == self._last:
-            return  # no blank or comment line: as before
+        if table.lines_in == len(table):  # no blank or comment line: one gap, no line counted
+            if table.line0 - row0 != self._last:
+                self._rows.append(np.array([row0]))
+                self._skipped.append(np.array([table.line0 - row0]))
+                self._last = table.line0 - row0
+            return
         gap = table.lines(np.arange(len(table))) - np.arange(len(table)) - 1 - row0
         change = np.flatnonzero(np.diff(gap, prepend=self._last))
         self._rows.append(change + row0)

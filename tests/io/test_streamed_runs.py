@@ -209,3 +209,27 @@ def test_a_file_without_line_ends_is_scanned_a_logarithmic_number_of_times(tmp_p
     res = rpp("eval", "-m", "map", DEMO / "qrels", path)
     assert res.code == 2 and ":1: " in res.err and "0x0d" in res.err, res.err
     assert 0 < len(scans) <= 16, len(scans)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_row_knows_its_line_at_every_window(tmp_path, monkeypatch, seed):
+    """Blank and comment lines anywhere (none, at the start, in runs, at the end; CRLF and
+    spaces), windows of any size: each row's line is the line it was written on."""
+    rng = np.random.default_rng(seed)
+    lines, want = [], []
+    skips = rng.random() < 0.7  # some files have no skipped line at all
+    for row in range(int(rng.integers(1, 60))):
+        while skips and rng.random() < 0.25:
+            lines.append(rng.choice([b"", b"   ", b"# a comment", b"#", b"\t"]))
+        docno = b"doc-%d-" % row + b"x" * int(rng.integers(0, 40))
+        end = b"\r" if rng.random() < 0.2 else b""
+        lines.append(b"q%d Q0 %s %d %f run%s" % (row // 7, docno, row % 7 + 1, -row, end))
+        want.append(len(lines))
+    while skips and rng.random() < 0.3:
+        lines.append(b"# trailing")
+    path = tmp_path / "run"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    for window in (DEFAULT, *rng.choice(ODD_WINDOWS[6:], 3)):
+        monkeypatch.setattr(table, "WINDOW_BYTES", int(window))
+        run = read_run(str(path), keep_rank=True)
+        assert [run.line(i) for i in range(len(run))] == want
