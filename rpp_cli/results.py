@@ -31,9 +31,12 @@ class _Rows:
         return len(self.cols[4])
 
     def key_counts(self, n_qids: int) -> np.ndarray:
+        """(n_qids + 1,) rows per query key (see :meth:`Results.key_counts`)."""
         return np.bincount(_key(self.cols[1], n_qids), minlength=n_qids + 1)
 
     def part(self, lo: int, hi: int, n_qids: int) -> tuple[np.ndarray, ...]:
+        """The (m, q, r, o, value) columns of the rows with query keys lo..hi-1, in the
+        block's order (:meth:`Results.part` orders them)."""
         q = self.cols[1]
         if not self.ordered:
             key = _key(q, n_qids)
@@ -68,9 +71,11 @@ class _Grid:
         return len(self.queries) * len(self.run)
 
     def key_counts(self, n_qids: int) -> np.ndarray:
+        """(n_qids + 1,) rows per query key: R (R - 1) for each query of the grid."""
         return np.bincount(self.queries, minlength=n_qids + 1) * len(self.run)
 
     def part(self, lo: int, hi: int, n_qids: int) -> tuple[np.ndarray, ...]:
+        """The columns of the grid's rows with query keys lo..hi-1, made now."""
         a, b = np.searchsorted(self.queries, np.array((lo, hi), dtype=np.int32))
         n = len(self.run) * (b - a)
         return (np.broadcast_to(np.int32(self.m), (n,)),

@@ -5,7 +5,6 @@ Judgments are arrays: one row per distinct (qid, docno), identified exactly by i
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,16 +31,16 @@ class Qrels:
     grade: np.ndarray  # (J,) float64, the largest grade given to it
     # the reader's dictionary of the judgments (see :meth:`dictionary`), given away once
     _reader_docs: list = field(default_factory=list, compare=False, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     def dictionary(self) -> Dictionary:
         """The judgments' (query, docno) dictionary, keyed by the query's place in trec_eval
         order (:func:`sort_qids` of ``qids``): judgment j has code j. The reader's own
         dictionary is handed over the first time (the qrels' docnos are not coded twice; the
         caller may add to it); later calls, and qrels made without one, build the same anew."""
-        with self._lock:
-            if self._reader_docs:
-                return self._reader_docs.pop()
+        try:
+            return self._reader_docs.pop()  # atomic: one caller gets it
+        except IndexError:
+            pass
         docs = Dictionary(len(self.qids))
         docs.add(self.docno, sorted_positions(self.qids)[self.qid])
         return docs
