@@ -146,7 +146,8 @@ def _ranking(run: Run, topic: np.ndarray, opts: NdevalOptions) -> tuple[np.ndarr
     -M; ties of rank and repeated docnos among the kept rows are InputErrors."""
     topics, dense = np.unique(topic, return_inverse=True)
     dense = dense.ravel()
-    rank = natural_numbers(run.rank, "rank", run.path, run.line)  # -traditional too: ndeval reads it first
+    # -traditional too: ndeval reads the rank first
+    rank = natural_numbers(run.rank, "rank", run.path, run.line)
     if opts.traditional:
         order = rank_rows(run.docno, dense, run.score, len(topics))
     else:

@@ -74,7 +74,8 @@ def test_measures_lists_the_registry():
 
 def test_python_dash_m_entry_point_and_exit_codes():
     ok = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-m", "map",
-                         str(PAPER / "qrels"), str(PAPER / "run.X")], capture_output=True, text=True)
+                         str(PAPER / "qrels"), str(PAPER / "run.X")],
+                        capture_output=True, text=True)
     assert ok.returncode == 0 and ok.stdout.startswith("map")
     bad = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", str(PAPER / "qrels"),
                           "/nonexistent"], capture_output=True, text=True)

@@ -1,5 +1,5 @@
-"""`rpp eval --subtopics`: ST-RPP by hand (contract §3-4), against a literal contract implementation,
-the other measures unaffected, QRELS omitted, defaults and errors."""
+"""`rpp eval --subtopics`: ST-RPP by hand (contract §3-4), against a literal contract
+implementation, the other measures unaffected, QRELS omitted, defaults and errors."""
 from __future__ import annotations
 
 import math

@@ -76,7 +76,8 @@ def test_bad_scores(good, tmp_path, score):
     q, r, _ = good
     bad = tmp_path / "bad"
     bad.write_text(f"q1 Q0 a 1 2.0 t\nq1 Q0 b 2 {score} t\n")
-    one_error_line(rpp("eval", q, bad), rf".*/bad:2: score '{re.escape(score)}' is not a finite number")
+    one_error_line(rpp("eval", q, bad),
+                   rf".*/bad:2: score '{re.escape(score)}' is not a finite number")
 
 
 def test_non_numeric_grade(good, tmp_path):

@@ -48,7 +48,8 @@ def unescape_ident(text: str) -> bytes:
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.one_of(st.binary(min_size=1, max_size=12),
-                          st.text(min_size=1, max_size=6).map(lambda t: t.encode("utf-8", "surrogatepass")),
+                          st.text(min_size=1, max_size=6).map(
+                              lambda t: t.encode("utf-8", "surrogatepass")),
                           st.sampled_from([b"\\", b"\\x", b"\\xff", b"\xff", b"\\\xff"])),
                 max_size=6).map(b"".join))
 def test_ident_is_valid_utf8_and_injective(raw):
@@ -133,7 +134,8 @@ def test_latex_has_no_live_special(name):
 
 @pytest.mark.parametrize("name, field", [
     ("=cmd", "'=cmd"), ("@SUM(A1)", "'@SUM(A1)"), ("+1", "'+1"), ("-2", "'-2"),
-    ("'quoted", "''quoted"), ('=HYPERLINK("http://e.vil","x")', '"\'=HYPERLINK(""http://e.vil"",""x"")"'),
+    ("'quoted", "''quoted"),
+    ('=HYPERLINK("http://e.vil","x")', '"\'=HYPERLINK(""http://e.vil"",""x"")"'),
     ("a,b", '"a,b"'), ("a=b", "a=b"), ("bm25", "bm25")])
 def test_csv_by_hand(name, field):
     """A leading = + - @ (or ') gets a ' in front; RFC 4180 quotes a field with , or "."""
