@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,6 +41,7 @@ class RunRows:
     # with -M K), when that differs from ``doc``; a query has as many rows in both
     tied: np.ndarray | None = None  # (rows,) bool: same score as the row above in its query
     # (None: no two rows tie); ir_measures' providers order such rows by docno ascending
+    _bounds: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def rank(self) -> np.ndarray:
@@ -48,9 +49,14 @@ class RunRows:
         return group_positions(self.qidx) + 1
 
     def bounds(self, n_queries: int) -> np.ndarray:
-        """(n_queries + 1,) int64 offsets: query q's rows are ``bounds[q]:bounds[q + 1]``
-        (found without a copy of ``qidx``: values of its own type)."""
-        return np.searchsorted(self.qidx, np.arange(n_queries + 1, dtype=self.qidx.dtype))
+        """(n_queries + 1,) int64 offsets, read-only: query q's rows are
+        ``bounds[q]:bounds[q + 1]``. Found once (the reading thread asks first, the trec_eval
+        step again), without a copy of ``qidx``: values of its own type."""
+        if self._bounds is None or len(self._bounds) != n_queries + 1:
+            found = np.searchsorted(self.qidx, np.arange(n_queries + 1, dtype=self.qidx.dtype))
+            found.flags.writeable = False
+            self._bounds = found
+        return self._bounds
 
 
 class Coder:

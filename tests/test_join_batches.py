@@ -296,3 +296,16 @@ def test_bytes_held_in_memory_are_joined_whole(tmp_path, monkeypatch):
     batches = list(RunStream(str(path)))  # its one reader takes the bytes
     assert [bytes(b.docno_bytes) for b in batches] == [b"abc"]
     assert join._rereadable(str(path))  # the next reading reads the file
+
+
+def test_a_runs_query_bounds_are_found_once():
+    """RunRows.bounds: each query's rows (queries without rows included, before, between and
+    after), found once and shared read-only by the reading thread and the trec_eval step."""
+    from rpp_cli.join import RunRows
+
+    qidx = np.array([1, 1, 1, 3, 4, 4], dtype=np.int32)
+    rows = RunRows(qidx, np.arange(6), None)
+    bounds = rows.bounds(6)
+    assert bounds.tolist() == [0, 0, 3, 3, 4, 6, 6]
+    assert rows.bounds(6) is bounds and not bounds.flags.writeable
+    assert rows.bounds(4).tolist() == [0, 0, 3, 3, 4]  # another query count: found again

@@ -171,9 +171,8 @@ def sharded_pairwise(coll, pops: Populations, weights: np.ndarray, uniform: np.n
             b[i:i + 2].tolist() for b in (bounds, seg_bounds, member_bounds, item_bounds[bounds]))
         local = Populations(pops.member_item[m0:m1] - i0, pops.member_seg[m0:m1] - s0,
                             pops.seg_query[s0:s1] - q0)
-        ranks = coll.ranks[:, i0:i1]  # in the narrowest type (what a Dask worker is sent)
-        ranks = ranks.astype(np.min_scalar_type(int(ranks.max(initial=0))))
-        return ranks, local, coll.corpus_size[q0:q1], weights[m0:m1], uniform, q1 - q0
+        return (coll.ranks[:, i0:i1], local, coll.corpus_size[q0:q1], weights[m0:m1], uniform,
+                q1 - q0)
     parts = current().imap(_pairwise_shard, Lazy(len(bounds) - 1, build), "preferences")
     out = np.empty((weights.shape[1], len(coll.evaluated), n_runs, n_runs))
     for i, part in enumerate(parts):  # each shard's evaluated queries into place, one copy
@@ -187,8 +186,8 @@ def _pairwise_shard(shard: tuple) -> np.ndarray:
     level weights, which columns are uniform and the number of queries, all renumbered from the
     shard's first."""
     ranks, pops, corpus_size, weights, uniform, n_queries = shard
-    return pairwise(worst_case_positions(ranks.astype(np.int64), pops, corpus_size), pops,
-                    weights, n_queries, uniform)
+    return pairwise(worst_case_positions(ranks, pops, corpus_size), pops, weights, n_queries,
+                    uniform)
 
 
 @family("preference", across_runs=True)
