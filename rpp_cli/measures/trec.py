@@ -315,8 +315,9 @@ class Evaluator:
         self.renamed = {r.base: r.output_names()[0] for r in self.numeric if r.params is not None
                         and (r.base in FLOAT_PARAMS or r.base in PAIR_PARAMS)}
         judged = {q: d for q, d in qrels.items() if d}
-        judged[_PRIMER] = {_PRIMER: 0}
-        self._setup = (judged, specs, compaction.relevance_level(level), judged_only)
+        relevance_level = compaction.relevance_level(level)
+        judged[_PRIMER] = {_PRIMER: max(0, relevance_level - 1)}  # (see _PRIMER)
+        self._setup = (judged, specs, relevance_level, judged_only)
         self._single_use = any(r.base in PAIR_PARAMS and r.params is not None for r in asked)
         self._spent = False  # its gain pairs were read: the next run needs a fresh one
         self._evaluator = self._pytrec_eval() if self.numeric else None
@@ -358,7 +359,10 @@ def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
 # trec_eval's buffers grow on demand (te_chk_and_malloc) and a first request of size 0 fails:
 # an empty ranking evaluated first (-M 0, a run missing a query) makes measures fail and
 # pytrec_eval crash. A one-doc query evaluated first (a qid no input can hold: control
-# characters are rejected) sizes them, as trec_eval's own reading does.
+# characters are rejected) sizes them, as trec_eval's own reading does. Its one judgment has
+# grade level - 1: bpref and gm_bpref sum a query's judgments of grades 0 .. level - 1 from
+# its table of grades 0 .. its largest (a table that only grows), so a query whose grades all
+# lie below level - 1 read past it (the sum is then unused: no judgment is relevant).
 _PRIMER = "\x01rpp-primer"
 
 
