@@ -12,10 +12,14 @@ and the dictionary keeps judged docnos only.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -26,6 +30,9 @@ from .errors import InputError
 from .io.qrels import to_text
 from .io import runs as run_files
 from .io.runs import Run, RunStream
+
+T = TypeVar("T")
+U = TypeVar("U")
 
 
 @dataclass
@@ -163,17 +170,53 @@ def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, 
                   failed: InputError | None) -> InputError | None:
     """Join every batch of ``stream`` into ``parts``; the repeated-docno error of the earliest
     line so far (``failed``, or one of these batches'), raised by the caller once the file is
-    read (a bad line anywhere comes first)."""
-    for held in stream:
-        for run in held.by_queries(run_files.BATCH_ROWS):
-            try:
-                query = run.stretched(stream.query_of(run.qid_stretches))
-                parts.append(_join_batch(run, query, qids, coder, batch, dedup, max_docs,
-                                         threads))
-            except InputError as err:
-                if failed is None or err.line < failed.line:
-                    failed = err
+    read (a bad line anywhere comes first). With ``threads`` > 1, each batch is cut into
+    ``threads`` pieces of whole queries, joined side by side on a pool while this thread reads
+    the next batch: a large run's reading and joining overlap, and at most about two batches
+    are held. The parts, and the error, are the same whatever ``threads``."""
+    def pieces() -> Iterator[tuple[Run, np.ndarray, int]]:
+        """Each piece, its query indexes and the threads that code it (all of them for a
+        batch too small to cut)."""
+        for held in stream:
+            cut = held.by_queries(max(1, run_files.BATCH_ROWS // max(1, threads)))
+            first, second = next(cut, None), next(cut, None)  # (copies: made one by one)
+            if first is None:
+                continue
+            for run in (first,) if second is None else itertools.chain((first, second), cut):
+                yield run, run.stretched(stream.query_of(run.qid_stretches)), \
+                    threads if second is None else 1
+
+    def join(piece: tuple[Run, np.ndarray, int]) -> _Part | InputError:
+        try:
+            return _join_batch(*piece[:2], qids, coder, batch, dedup, max_docs, piece[2])
+        except InputError as err:
+            return err
+
+    joined = map(join, pieces()) if threads < 2 else _on_pool(pieces(), join, threads)
+    for part in joined:
+        if isinstance(part, InputError):
+            if failed is None or part.line < failed.line:
+                failed = part
+        else:
+            parts.append(part)
     return failed
+
+
+def _on_pool(items: Iterator[T], fn: Callable[[T], U], threads: int) -> Iterator[U]:
+    """``fn`` of each item, in order, on ``threads`` threads; at most ``threads`` items wait
+    or run while the next is made (``items`` is advanced in the calling thread)."""
+    with ThreadPoolExecutor(threads) as pool:
+        waiting: deque[Future[U]] = deque()
+        try:
+            for item in items:
+                if len(waiting) >= threads:
+                    yield waiting.popleft().result()
+                waiting.append(pool.submit(fn, item))
+            while waiting:
+                yield waiting.popleft().result()
+        finally:
+            for future in waiting:  # an error: what has not started is not started
+                future.cancel()
 
 
 def _identity(path: str) -> tuple[int, ...] | None:

@@ -43,11 +43,14 @@ def _commands(qrels: Path, paths: list[Path]) -> list[list]:
     ]
 
 
-def _outputs(monkeypatch, commands: list[list], batch: int | None, whole: int = 0
-             ) -> list[tuple]:
+def _outputs(monkeypatch, commands: list[list], batch: int | None, whole: int = 0,
+             jobs: int | None = None) -> list[tuple]:
     """The outcomes at a batch size, through windows of 64 bytes (a line or two: a batch
     can close after any of them); None: the whole file read at once (not eager), joined
-    ``whole`` rows of whole queries at a time (0: at once)."""
+    ``whole`` rows of whole queries at a time (0: at once). ``jobs``: ``-j`` (a run read
+    alone then cuts each batch in pieces joined side by side)."""
+    if jobs is not None:
+        commands = [[c[0], "-j", str(jobs), *c[1:]] for c in commands]
     if batch is None:
         monkeypatch.setattr(join, "_rereadable", lambda path: False)
         monkeypatch.setattr(runs, "BATCH_ROWS", whole or 1 << 40)
@@ -72,6 +75,10 @@ def test_every_batch_size_prints_what_the_whole_file_prints(tmp_path, monkeypatc
         got = _outputs(monkeypatch, commands, None, whole)
         for command, g, w in zip(commands, got, want):
             assert g == w, f"seed {seed} {style}, whole file by {whole}: {command[:4]} differs"
+    for batch in (*BATCHES, 40):  # pieces of a batch joined side by side
+        got = _outputs(monkeypatch, commands, batch, jobs=5)
+        for command, g, w in zip(commands, got, want):
+            assert g == w, f"seed {seed} {style}, batch {batch} -j 5: {command[:4]} differs"
 
 
 def _lines(path: Path) -> list[bytes]:
@@ -133,9 +140,11 @@ GROUPED = ("q1 Q0 a 1 3 t\nq1 Q0 x 2 2 t\n"
            "q3 Q0 c 1 3 t\nq3 Q0 y 2 1 t\n")
 
 
+@pytest.mark.parametrize("jobs", [None, 5])
 @pytest.mark.parametrize("batch,whole", [(None, 0), (None, 1), (None, 2)]
                          + [(batch, 0) for batch in BATCHES])
-def test_errors_keep_their_order_whatever_the_batches(tmp_path, monkeypatch, batch, whole):
+def test_errors_keep_their_order_whatever_the_batches(tmp_path, monkeypatch, batch, whole,
+                                                      jobs):
     """A repeat found in an early batch is reported only if nothing later in the file is
     malformed: a bad line (the tokenizer's) and then a bad score come first, as when the
     whole file is read; a repeat in a query that comes back is found across its stretches."""
@@ -148,7 +157,8 @@ def test_errors_keep_their_order_whatever_the_batches(tmp_path, monkeypatch, bat
     ]
     for text, error in cases:
         qrels, run = _tiny(tmp_path, text)
-        res = _outputs(monkeypatch, [["eval", "-m", "map", qrels, run]], batch, whole)[0]
+        res = _outputs(monkeypatch, [["eval", "-m", "map", qrels, run]], batch, whole,
+                       jobs)[0]
         assert res[0] == 2 and res[1] == "", (text, res)
         assert res[2].startswith(f"rpp: {tmp_path}/") and error in res[2], (text, res)
         assert res[2].count("\n") == 1
@@ -309,3 +319,41 @@ def test_a_runs_query_bounds_are_found_once():
     assert bounds.tolist() == [0, 0, 3, 3, 4, 6, 6]
     assert rows.bounds(6) is bounds and not bounds.flags.writeable
     assert rows.bounds(4).tolist() == [0, 0, 3, 3, 4]  # another query count: found again
+
+
+def test_pieces_on_a_pool_come_back_in_order_and_few_at_a_time():
+    """_on_pool: fn of every item in item order; at most ``threads`` items taken ahead of
+    the one handed back; an error is raised in order, and what had not started never runs."""
+    import threading
+    import time
+
+    taken, started, lock = [], [], threading.Lock()
+
+    def items():
+        for i in range(40):
+            taken.append(i)
+            yield i
+
+    def slow(i: int) -> int:
+        with lock:
+            started.append(i)
+        time.sleep(0.002 * (i % 3))  # pieces finish out of order
+        return i * i
+
+    out = []
+    for value in join._on_pool(items(), slow, 3):
+        out.append(value)
+        assert len(taken) <= len(out) + 3  # what waits or runs, beside the one in hand
+    assert out == [i * i for i in range(40)]
+
+    def failing(i: int) -> int:
+        if i == 5:
+            raise MemoryError("piece 5")
+        time.sleep(0.01)
+        return i
+
+    got, started = [], []
+    with pytest.raises(MemoryError, match="piece 5"):
+        for value in join._on_pool(iter(range(100)), lambda i: (started.append(i), failing(i))[1], 2):
+            got.append(value)
+    assert got == [0, 1, 2, 3, 4] and max(started) < 10

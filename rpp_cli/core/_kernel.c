@@ -988,12 +988,15 @@ enum { CHUNK0 = 1024, MAX_CHUNKS = 48 };
 typedef struct {
     PyObject_HEAD
     Entry *chunks[MAX_CHUNKS];
-    int64_t n;          /* entries (an atomic counter while interns run) */
     Table *tables;      /* one per key 0..n_keys-1 */
     int64_t n_keys;
     int frozen;
     int broken;         /* a code was taken but its entry could not be stored (no memory) */
     pthread_mutex_t lock;  /* adding a chunk; frozen */
+    /* entries (an atomic counter while interns run), on a cache line of its own: threads
+     * that add entries would otherwise evict the fields every row reads */
+    _Alignas(64) int64_t n;
+    char pad_[64 - sizeof(int64_t)];
 } StrMap;
 
 /* The chunk of code e, and e's index in it. */
@@ -1071,7 +1074,7 @@ static int64_t intern_one(StrMap *m, Table *t, int64_t key, const unsigned char 
     Slot *s = find(t, h, p, n, &at);
     if (s) {
         *repeat = batch >= 0 && s->stamp == batch;
-        s->stamp = batch;
+        if (batch >= 0) s->stamp = batch;  /* no write otherwise: threads share clean lines */
         return s->entry;
     }
     *repeat = 0;
@@ -1229,14 +1232,15 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
     uint32_t ring_h[RING];
     for (int r = 0; r < RING; r++) ring_row[r] = -1;
     Py_BEGIN_ALLOW_THREADS
-    Table *held = NULL;
+    Table *held = NULL, *tables = m->tables;
+    const int64_t n_keys = m->n_keys;
     for (Py_ssize_t i = 0; i < b.n && status >= 0; i++) {
         int64_t key = k ? k[i] : 0;
-        if (key < 0 || key >= m->n_keys) {
+        if (key < 0 || key >= n_keys) {
             status = -2;
             break;
         }
-        Table *t = &m->tables[key];
+        Table *t = &tables[key];
         if (t != held) {
             if (held) pthread_mutex_unlock(&held->lock);
             pthread_mutex_lock(&t->lock);
