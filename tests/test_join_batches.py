@@ -75,10 +75,14 @@ def test_every_batch_size_prints_what_the_whole_file_prints(tmp_path, monkeypatc
         got = _outputs(monkeypatch, commands, None, whole)
         for command, g, w in zip(commands, got, want):
             assert g == w, f"seed {seed} {style}, whole file by {whole}: {command[:4]} differs"
+    pooled = []  # the pieces' pool ran (one run read alone has 5 threads to itself)
+    real_pool = join._on_pool
+    monkeypatch.setattr(join, "_on_pool", lambda *a: pooled.append(1) or real_pool(*a))
     for batch in (*BATCHES, 40):  # pieces of a batch joined side by side
         got = _outputs(monkeypatch, commands, batch, jobs=5)
         for command, g, w in zip(commands, got, want):
             assert g == w, f"seed {seed} {style}, batch {batch} -j 5: {command[:4]} differs"
+    assert pooled
 
 
 def _lines(path: Path) -> list[bytes]:
