@@ -257,10 +257,20 @@ def cpu_ticks() -> tuple[int, int]:
     return sum(fields[:3]) + sum(fields[5:7]), fields[7] if len(fields) > 7 else 0
 
 
+def cached_bytecode(env: dict | None) -> dict:
+    """``env`` (default: this process's) without PYTHONDONTWRITEBYTECODE: commands run as an
+    installed rpp does, from cached byte-code. The machines here set it, so an editable rpp
+    would compile its modules at every start (0.06 s on this VM, 0.4 s on the lent 16-core
+    machines), and each of a Dask cluster's workers too; the first run writes the cache."""
+    return {k: v for k, v in (os.environ if env is None else env).items()
+            if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed(cmd: list[str], timeout: float | None = None, env: dict | None = None,
           stdin: str | None = None) -> dict:
     """One process: wall seconds, memory, exit status; stdout discarded, stderr kept (tail);
-    ``stdin``: a file to give it on standard input."""
+    ``stdin``: a file to give it on standard input; byte-code cached (:func:`cached_bytecode`)."""
+    env = cached_bytecode(env)
     with tempfile.TemporaryFile() as err, \
             open(stdin or os.devnull, "rb") as given:
         busy0, steal0 = cpu_ticks()
