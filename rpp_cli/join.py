@@ -205,7 +205,7 @@ def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, 
 def _on_pool(items: Iterator[T], fn: Callable[[T], U], threads: int) -> Iterator[U]:
     """``fn`` of each item, in order, on ``threads`` threads; at most ``threads`` items wait
     or run while the next is made (``items`` is advanced in the calling thread)."""
-    with ThreadPoolExecutor(threads) as pool:
+    with ThreadPoolExecutor(threads, thread_name_prefix="rpp-join") as pool:
         waiting: deque[Future[U]] = deque()
         try:
             for item in items:

@@ -60,7 +60,7 @@ class Dictionary:
         if len(cuts) == 2:
             part(0, len(col))
         else:
-            with ThreadPoolExecutor(len(cuts) - 1) as pool:
+            with ThreadPoolExecutor(len(cuts) - 1, thread_name_prefix="rpp-code") as pool:
                 for done in [pool.submit(part, lo, hi) for lo, hi in zip(cuts, cuts[1:])]:
                     done.result()  # a part's error (out of memory, a bad key) is raised
         return out, repeat.view(bool)

@@ -297,7 +297,7 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
         for pieces in _buffers(chunks, WINDOW_BYTES, state):
             yield from emit(_split_each(path, pieces, fields, counts, kind))
     else:
-        with ThreadPoolExecutor(threads) as pool:
+        with ThreadPoolExecutor(threads, thread_name_prefix="rpp-split") as pool:
             before: list = []  # the buffer before, being split while its own is coded
             for pieces in _buffers(chunks, max(1, WINDOW_BYTES // threads), state):
                 now = [pool.submit(_split_one, path, piece, fields, counts, kind)
