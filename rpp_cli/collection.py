@@ -10,13 +10,14 @@ number of items and retrieved codes. Runs are read and joined by a pool of threa
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .core import Dictionary, column_of, rank_rows
+from .core import Column, Dictionary, column_of, rank_rows
 from .core.memory import release_free_memory
 from .errors import InputError
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids, to_text
@@ -56,7 +57,7 @@ class Collection:
     evaluated: np.ndarray  # (E,) indices of the queries with a relevant item (rpp's own measures)
     item_query: np.ndarray  # (I,) query index of each relevant item, grouped by query
     item_grade: np.ndarray  # (I,) its grade
-    item_docno: list[str]  # (I,) its docno
+    item_names: Column  # (I,) its docno's bytes (item_docno: as text, made when asked)
     item_doc: np.ndarray  # (I,) its code in the dictionary
     ranks: np.ndarray  # (R, I) rank of each relevant item in each run, 0 = not retrieved
     runs: list[RunRows]
@@ -65,6 +66,15 @@ class Collection:
     # measure asked for needs it (several runs, encoded without ``across_runs``)
     level: float | None = None
     subtopics: SubtopicIndex | None = None
+
+    @functools.cached_property
+    def item_docno(self) -> list[str]:
+        """(I,) each item's docno as text: made the first time it is asked for (subtopic
+        measures, ``meta``'s subsamples), not by every command (tall: 900,000 strings)."""
+        names = self.item_names
+        data = bytes(names.data)
+        return [to_text(data[s:s + n]) for s, n in zip(names.starts.tolist(),
+                                                       names.lens.tolist())]
 
     @property
     def relevant(self) -> np.ndarray:
@@ -195,9 +205,8 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
                                                              np.nan)))
     n_judged = len(docs)
     judged_query = docs.keys().copy()
-    item_doc = _items(docs, judged_query, judged_grade, level, subtopic_item)
+    item_doc, item_names = _items(docs, judged_query, judged_grade, level, subtopic_item)
     item_query = judged_query[item_doc]
-    item_docno = [to_text(d) for d in docs.strings(item_doc)]
     item_of_doc = np.full(n_judged, -1, dtype=np.int64)
     item_of_doc[item_doc] = np.arange(len(item_doc))
 
@@ -244,7 +253,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
                          f"distinct items of query {qids[q]}")
     return Collection(run_names, qids, evaluated, item_query,
                       _item_grades(judged_grade, item_doc),
-                      item_docno, item_doc, ranks, [run.rows for run in loaded],
+                      item_names, item_doc, ranks, [run.rows for run in loaded],
                       judged,
                       union if corpus_size is None else np.full(len(qids), corpus_size,
                                                                   dtype=np.int64), level)
@@ -311,17 +320,19 @@ def _item_grades(judged_grade: np.ndarray, item_doc: np.ndarray) -> np.ndarray:
 
 
 def _items(docs: Dictionary, judged_query: np.ndarray, judged_grade: np.ndarray,
-           level: float | None, subtopic_item: np.ndarray | None) -> np.ndarray:
-    """Codes of the items: judged relevant in the main qrels (or relevant to a subtopic),
-    grouped by query and, within one, in byte order of the docno."""
+           level: float | None, subtopic_item: np.ndarray | None) -> tuple[np.ndarray, Column]:
+    """Codes of the items, and their docnos' bytes: judged relevant in the main qrels (or
+    relevant to a subtopic), grouped by query and, within one, in byte order of the docno."""
     is_item = relevant(np.nan_to_num(judged_grade, nan=0.0), level)
     if subtopic_item is not None:
         is_item[subtopic_item] = True
     codes = np.flatnonzero(is_item)
     query = judged_query[codes]
-    order = rank_rows(column_of(docs.strings(codes)), query, np.zeros(len(codes)),
-                      int(query.max(initial=-1)) + 1)  # by query, docno descending
-    return codes[order][::-1][np.argsort(query[order][::-1], kind="stable")]
+    names = column_of(docs.strings(codes))
+    order = rank_rows(names, query, np.zeros(len(codes)),
+                      int(query.max(initial=-1)) + 1)[::-1]  # by query, docno ascending
+    pick = order[np.argsort(query[order], kind="stable")]
+    return codes[pick], names.take(pick)
 
 
 def _count(n: int, one: str, many: str) -> str:

@@ -162,7 +162,7 @@ def subsample_judgments(coll: Collection, fraction: float, rng: np.random.Genera
     judged_grade = coll.judged.grade.copy()
     judged_grade[coll.item_doc[~keep]] = np.nan  # no longer judged
     return replace(coll, item_query=coll.item_query[keep], item_grade=coll.item_grade[keep],
-                   item_docno=[d for d, k in zip(coll.item_docno, keep.tolist()) if k],
+                   item_names=coll.item_names.take(np.flatnonzero(keep)),
                    item_doc=coll.item_doc[keep], ranks=coll.ranks[:, keep],
                    judged=replace(coll.judged, grade=judged_grade))
 
