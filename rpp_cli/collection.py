@@ -166,6 +166,22 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
     return np.where(missed, bottom, pos)
 
 
+def mean_positions(ranks: np.ndarray, pops: Populations,
+                   corpus_size: np.ndarray | None = None) -> np.ndarray:
+    """(R, S) the mean of :func:`worst_case_positions` over each segment, without sorting:
+    a retrieved member sits at its rank, and the m - k members a run missed take the levels
+    k + 1 .. m, at n - m + i, which sum to (m - k)(n - m) + (m(m + 1) - k(k + 1)) / 2. The
+    sum is an exact integer, made a float and divided: the float the positions' own sum gives
+    while it is under 2^53 (past it, one rounding of the sum instead of one per addition)."""
+    r = ranks[:, pops.member_item]
+    starts = np.searchsorted(pops.member_seg, np.arange(len(pops.seg_query)))
+    k = np.add.reduceat((r > 0).astype(np.int64), starts, axis=1)
+    retrieved = np.add.reduceat(r, starts, axis=1)  # a missed member's rank is 0
+    m = pops.seg_size
+    n = _UNRET if corpus_size is None else corpus_size[pops.seg_query]
+    return (retrieved + (m - k) * (n - m) + (m * (m + 1) - k * (k + 1)) // 2) / m
+
+
 def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            corpus_size: int | None = None, dedup: bool = False,
            notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collection import Populations, worst_case_positions
+from ..collection import Populations, mean_positions
 from . import METRIC, Measure, family, register
 
 register(Measure("asl", METRIC, "search_length",
@@ -25,8 +25,6 @@ def relevant_population(item_query: np.ndarray, relevant: np.ndarray) -> Populat
 def compute(ctx, measures: list[Measure]) -> None:
     coll = ctx.collection
     pops = relevant_population(coll.item_query, coll.relevant)
-    positions = worst_case_positions(coll.ranks, pops, coll.corpus_size).astype(np.float64)
-    starts = np.searchsorted(pops.member_seg, np.arange(len(pops.seg_query)))
-    asl = np.add.reduceat(positions, starts, axis=1) / pops.seg_size  # (R, Q)
+    asl = mean_positions(coll.ranks, pops, coll.corpus_size)  # (R, Q)
     for m in measures:
         ctx.add_metric(m.name, asl.T)
