@@ -70,7 +70,7 @@ class Collection:
     @functools.cached_property
     def item_docno(self) -> list[str]:
         """(I,) each item's docno as text: made the first time it is asked for (subtopic
-        measures, ``meta``'s subsamples), not by every command (tall: 900,000 strings)."""
+        measures, ``meta``'s subsamples), not by every command (tall: 574,000 strings)."""
         names = self.item_names
         data = bytes(names.data)
         return [to_text(data[s:s + n]) for s, n in zip(names.starts.tolist(),
@@ -178,8 +178,14 @@ def mean_positions(ranks: np.ndarray, pops: Populations,
     k = np.add.reduceat((r > 0).astype(np.int64), starts, axis=1)
     retrieved = np.add.reduceat(r, starts, axis=1)  # a missed member's rank is 0
     m = pops.seg_size
-    n = _UNRET if corpus_size is None else corpus_size[pops.seg_query]
-    return (retrieved + (m - k) * (n - m) + (m * (m + 1) - k * (k + 1)) // 2) / m
+    n = np.asarray(_UNRET if corpus_size is None else corpus_size[pops.seg_query])
+    if int(m.max(initial=0)) * int(n.max(initial=0)) >= INT64_SUMS:  # millions of relevant
+        retrieved, k, m, n = (a.astype(object) for a in (retrieved, k, m, n))  # exact ints
+    total = retrieved + (m - k) * (n - m) + (m * (m + 1) - k * (k + 1)) // 2
+    return np.asarray(total, dtype=np.float64) / np.asarray(m, dtype=np.float64)
+
+
+INT64_SUMS = 1 << 62  # m x n from which mean_positions sums in Python's integers, not int64
 
 
 def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,

@@ -7,9 +7,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import rpp_cli.collection as collection
 from rpp_cli.collection import Populations, mean_positions, worst_case_positions
 from rpp_cli.measures.search_length import relevant_population
 
@@ -40,6 +42,10 @@ def test_closed_form_equals_the_mean_of_sorted_positions(seed, n_runs, n_queries
     got = mean_positions(ranks, pops, corpus)
     assert got.dtype == np.float64
     assert np.array_equal(got, by_sorting(ranks, pops, corpus))
+    with pytest.MonkeyPatch.context() as patch:  # Python's integers, as past int64's range
+        patch.setattr(collection, "INT64_SUMS", 0)
+        exact = mean_positions(ranks, pops, corpus)
+    assert exact.dtype == np.float64 and np.array_equal(exact, got)
 
 
 def test_by_hand():
@@ -62,3 +68,16 @@ def test_past_two_to_the_53_the_exact_sum_is_rounded_once():
     exact = 3 + sum(n - m + i for i in range(2, m + 1))
     assert exact > 2**53 and got == float(exact) / m
     assert abs(Fraction(got) - Fraction(exact, m)) <= Fraction(np.spacing(got))
+
+
+def test_sums_past_int64_are_exact():
+    """m x n past 2^62 (millions of relevant items at a corpus size near 2^40) would overflow
+    int64 sums: Python's integers take over, and the mean is the same formula's."""
+    m, n = 5, 2**40
+    pops = relevant_population(np.zeros(m, dtype=np.int64), np.ones(m, dtype=bool))
+    ranks = np.array([[0, 3, 0, 0, 9]])
+    exact = 12 + sum(n - m + i for i in range(3, m + 1))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(collection, "INT64_SUMS", 1)
+        got = mean_positions(ranks, pops, np.array([n]))
+    assert got.tolist() == [[float(exact) / m]]
