@@ -75,8 +75,8 @@ def summary(end: float) -> None:
 
 def main() -> None:
     from rpp_cli import cli
-    evaluate, collection, join, core, table, runs = (
-        importlib.import_module(f"rpp_cli.{m}") and sys.modules[f"rpp_cli.{m}"]
+    evaluate, collection, join, core, table, runs = (  # the modules (``rpp_cli.evaluate``
+        importlib.import_module(f"rpp_cli.{m}")       # as an attribute is the function)
         for m in ("evaluate", "collection", "join", "core", "core.table", "io.runs"))
     for step in ("load", "read_qrels", "encode", "measure"):
         wrap(evaluate, step)

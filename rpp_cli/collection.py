@@ -114,10 +114,14 @@ class Populations:
         return np.bincount(self.member_seg, minlength=len(self.seg_query))
 
     @property
+    def seg_starts(self) -> np.ndarray:
+        """(S,) where each segment's members begin (for reduceat over segments)."""
+        return np.searchsorted(self.member_seg, np.arange(len(self.seg_query)))
+
+    @property
     def level(self) -> np.ndarray:
         """(L,) recall level i (1-based) of each member slot within its segment."""
-        starts = np.searchsorted(self.member_seg, np.arange(len(self.seg_query)))
-        return np.arange(len(self.member_seg)) - starts[self.member_seg] + 1
+        return np.arange(len(self.member_seg)) - self.seg_starts[self.member_seg] + 1
 
 
 def graded_populations(coll: Collection) -> Populations:
@@ -174,7 +178,7 @@ def mean_positions(ranks: np.ndarray, pops: Populations,
     sum is an exact integer, made a float and divided: the float the positions' own sum gives
     while it is under 2^53 (past it, one rounding of the sum instead of one per addition)."""
     r = ranks[:, pops.member_item]
-    starts = np.searchsorted(pops.member_seg, np.arange(len(pops.seg_query)))
+    starts = pops.seg_starts
     k = np.add.reduceat((r > 0).astype(np.int64), starts, axis=1)
     retrieved = np.add.reduceat(r, starts, axis=1)  # a missed member's rank is 0
     m = pops.seg_size

@@ -107,8 +107,7 @@ def graded_labels(coll: Collection, pops: Populations) -> list[str]:
     """``>=λ`` for each graded population: λ is the smallest grade among the members, since
     the items of grade λ are members (contract §3). λ prints as ``%g``, or in full where
     ``%g`` would round it (two grades must never share a label)."""
-    starts = np.searchsorted(pops.member_seg, np.arange(len(pops.seg_query)))
-    lam = np.minimum.reduceat(coll.item_grade[pops.member_item], starts)
+    lam = np.minimum.reduceat(coll.item_grade[pops.member_item], pops.seg_starts)
     return [f">={x:g}" if float(f"{x:g}") == x else f">={x!r}" for x in lam.tolist()]
 
 

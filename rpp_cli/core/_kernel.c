@@ -993,8 +993,9 @@ typedef struct {
     int frozen;
     int broken;         /* a code was taken but its entry could not be stored (no memory) */
     pthread_mutex_t lock;  /* adding a chunk; frozen */
-    /* entries (an atomic counter while interns run), on a cache line of its own: threads
-     * that add entries would otherwise evict the fields every row reads */
+    /* entries (an atomic counter while interns run), 64 bytes past the fields every row
+     * reads, so that threads adding entries do not evict them (the object is 16-byte aligned:
+     * its line may also hold the end of the lock, taken only to add a chunk) */
     _Alignas(64) int64_t n;
     char pad_[64 - sizeof(int64_t)];
 } StrMap;

@@ -18,8 +18,7 @@ from rpp_cli.measures.search_length import relevant_population
 
 def by_sorting(ranks: np.ndarray, pops: Populations, n: np.ndarray | None) -> np.ndarray:
     positions = worst_case_positions(ranks, pops, n).astype(np.float64)
-    starts = np.searchsorted(pops.member_seg, np.arange(len(pops.seg_query)))
-    return np.add.reduceat(positions, starts, axis=1) / pops.seg_size
+    return np.add.reduceat(positions, pops.seg_starts, axis=1) / pops.seg_size
 
 
 @settings(max_examples=300, deadline=None)
