@@ -75,11 +75,11 @@ def summary(end: float) -> None:
 
 def main() -> None:
     from rpp_cli import cli
-    evaluate, collection, join, core, table, runs = (  # the modules (``rpp_cli.evaluate``
-        importlib.import_module(f"rpp_cli.{m}")       # as an attribute is the function)
-        for m in ("evaluate", "collection", "join", "core", "core.table", "io.runs"))
+    pipeline, collection, join, core, table, runs = (
+        importlib.import_module(f"rpp_cli.{m}")
+        for m in ("pipeline", "collection", "join", "core", "core.table", "io.runs"))
     for step in ("load", "read_qrels", "encode", "measure"):
-        wrap(evaluate, step)
+        wrap(pipeline, step)
     for step in ("load_run", "corpus_sizes", "_place_items", "_items"):
         wrap(collection, step)
     wrap(join, "_join_batch")

@@ -1,9 +1,30 @@
-"""rpp: recall-paired preference (Diaz & Ferraro, SIGIR 2022) beside trec_eval's measures."""
+"""rpp: recall-paired preference (Diaz & Ferraro, SIGIR 2022) beside trec_eval's measures.
+
+The Python API's names load on first use (PEP 562), so that the ``rpp`` command's entry point
+(rpp_cli/__main__.py) runs before numpy and the rest are imported.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from .api import compare, evaluate, meta  # noqa: E402  (the Python API)
-from .errors import InputError  # noqa: E402
-from .metaeval import MetaOptions  # noqa: E402
-from .results import Results  # noqa: E402
-
+_HOMES = {"evaluate": ".api", "compare": ".api", "meta": ".api", "MetaOptions": ".metaeval",
+          "Results": ".results", "InputError": ".errors"}
 __all__ = ["evaluate", "compare", "meta", "MetaOptions", "Results", "InputError", "__version__"]
+
+if TYPE_CHECKING:
+    from .api import compare, evaluate, meta
+    from .errors import InputError
+    from .metaeval import MetaOptions
+    from .results import Results
+
+
+def __getattr__(name: str) -> Any:
+    """The API's names, imported from their modules when first asked for."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name], __name__), name)
+    globals()[name] = value
+    return value

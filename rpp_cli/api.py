@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from .core.table import remember
 from .engine import session
 from .errors import InputError
-from .evaluate import Options, run_eval
+from .pipeline import Options, run_eval
 from .io.runs import NAME_SOURCES
 from .metaeval import MetaOptions, plan_meta
 from .parallel import default_jobs

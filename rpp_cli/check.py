@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
-from .evaluate import Options, evaluate_runs, unreached_levels
+from .pipeline import Options, evaluate_runs, unreached_levels
 from .measures import resolve
 from .report.common import Verdicts
 from .results import Results

@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Callable, Iterator, NoReturn
 
 import click
 
@@ -109,6 +109,34 @@ def _interrupt(signum, frame) -> None:
     raise _Interrupted()
 
 
+def _end_interrupted() -> NoReturn:
+    """Ctrl-C's end: what stdout still holds is dropped, and status 130 at once (threads are
+    daemons; workers die with the parent)."""
+    if sys.stdout is not None:
+        discard_stdout()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _unraisable(hook: Callable[[Any], object]) -> Callable[[Any], object]:
+    """``sys.unraisablehook`` that ends rpp when the exception Python is about to print and
+    ignore is a Ctrl-C: a signal handler runs wherever the main thread is, a finalizer
+    (``__del__``, a weakref callback) or the interpreter's own exit included, and there its
+    exception would be "ignored" and the command run on to exit 0."""
+    def on_unraisable(unraisable: Any) -> object:
+        if isinstance(unraisable.exc_value, _Interrupted):
+            _end_interrupted()
+        return hook(unraisable)
+    return on_unraisable
+
+
+def handle_ctrl_c() -> None:
+    """Ctrl-C ends rpp with status 130 wherever it lands; unless rpp was started with SIGINT
+    ignored (``rpp ... &`` in a script, ``nohup``), which it then stays, as for any program."""
+    sys.unraisablehook = _unraisable(sys.unraisablehook)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupt)
+
+
 def main() -> None:
     """Entry point: the CLI, with output that is complete or reported as not.
 
@@ -117,7 +145,16 @@ def main() -> None:
     Ctrl-C ends with 130 and a closed pipe (``rpp eval ... | head``) quietly with 141.
     stderr is a courtesy: when it is closed or fails, notes are dropped and nothing else changes.
     """
-    signal.signal(signal.SIGINT, _interrupt)
+    try:
+        handle_ctrl_c()
+        status = _run()
+    except _Interrupted:
+        _end_interrupted()
+    sys.exit(status)
+
+
+def _run() -> int | str | None:
+    """The command and the close of stdout; its exit status."""
     memory.tune()
     guard_stderr()  # stderr closed or failing: notes are lost, results and status are not
     if sys.stdout is None:  # started with stdout closed (>&-)
@@ -130,9 +167,6 @@ def main() -> None:
         status = done.code
     except _ClosedPipe:
         _closed_pipe()
-    except _Interrupted:
-        discard_stdout()
-        os._exit(EXIT_INTERRUPTED)  # no waiting for anything: threads are daemons
     except OSError as err:  # readers turn theirs into InputError: this is output
         _cannot_write(err.strerror or str(err))
     except Exception:  # a bug: say so, and never exit 0 or 1 (a failed check) for it
@@ -151,7 +185,7 @@ def main() -> None:
         _closed_pipe()
     except OSError as err:
         _cannot_write(err.strerror or str(err))
-    sys.exit(status)
+    return status
 
 
 def _bytes_out() -> None:

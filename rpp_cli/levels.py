@@ -31,7 +31,7 @@ import numpy as np
 
 from .collection import Collection, Populations, graded_populations, worst_case_positions
 from .errors import InputError
-from .evaluate import Options, load
+from .pipeline import Options, load
 from .report import reader_may_leave
 from .report.common import number, write_lines
 from .report.escape import csv_field, ident, json_string

@@ -34,7 +34,7 @@ from .aggregate import ORDERINGS, query_table, subset_scores, top_runs
 from .collection import Collection
 from .engine import current
 from .errors import InputError
-from .evaluate import Context, Options, default_measures, evaluate_runs, measure
+from .pipeline import Context, Options, default_measures, evaluate_runs, measure
 from .measures import Measure, resolve
 from .results import Results
 from .stats import (DEFAULT_SEED, adjust, checked_seed, kendall_tau_b, pair_values,

@@ -9,7 +9,7 @@ import click
 
 from . import engine
 from .errors import InputError, shown
-from .evaluate import Options
+from .pipeline import Options
 from .progress import show_bars
 from .report import FORMATS
 from .stats import DEFAULT_SEED, MAX_SEED

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
-from .evaluate import Options, default_measures, evaluate_runs
+from .pipeline import Options, default_measures, evaluate_runs
 from .measures import PREFERENCE, resolve
 from .results import Results
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import gzip
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -18,6 +20,21 @@ RUNS = [DEMO / "runs" / "bm25", DEMO / "runs" / "dpr", DEMO / "runs" / "monot5"]
 def _dicts():
     """The demo collection as ranx / pytrec_eval dicts."""
     return demo_dicts(RUNS)
+
+
+def test_the_api_names_are_the_api_whatever_loaded_first():
+    """The package loads its API names on first use; a module of the package with one of
+    those names would shadow it (``rpp_cli.evaluate`` the module) once anything imported it.
+    Checked in a fresh interpreter that loads the whole CLI first."""
+    package = ROOT / "rpp_cli"
+    assert not [n for n in rpp_cli.__all__ if (package / f"{n}.py").exists()
+                or (package / n).is_dir()]
+    script = ("import rpp_cli.cli, rpp_cli.commands, rpp_cli.pipeline, rpp_cli.metaeval, rpp_cli; "
+              "print(*(f'{n}:{type(getattr(rpp_cli, n)).__name__}' for n in rpp_cli.__all__))")
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert res.stdout == ("evaluate:function compare:function meta:function MetaOptions:type "
+                          "Results:type InputError:type __version__:str\n"), res.stderr
 
 
 def test_dicts_give_the_cli_numbers():

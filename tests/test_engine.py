@@ -5,10 +5,13 @@ One Dask LocalCluster of 2 processes serves the whole module (started once: a fe
 """
 from __future__ import annotations
 
+import array
+import fcntl
 import os
 import signal
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -378,21 +381,30 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
-def _start_and_wait_for_workers(paths: list[str]) -> tuple[subprocess.Popen, list[int]]:
+def _blocked_with_workers(paths: list[str], **popen) -> tuple[subprocess.Popen, list[int]]:
+    """rpp eval -q -j 2 started with its stdout a pipe the test does not read, and returned
+    once lines are in the pipe and rpp's worker processes are seen: those are the workers
+    that write its 6 MB of lines (nothing else writes to stdout), so none of them, nor rpp,
+    can end before the test reads (a pipe holds 64 KiB at most). Whatever the test does next
+    meets them running, however fast the machine."""
     env = {**os.environ, "RPP_SHARD_QUERIES": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "rpp_cli", "eval", "-q", "-j", "2", *paths],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, **popen)
+    queued = array.array("i", [0])
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
-        kids = _children(proc.pid)
+        fcntl.ioctl(proc.stdout.fileno(), termios.FIONREAD, queued)
+        kids = _children(proc.pid) if queued[0] else []
         if kids:
             return proc, kids
+        time.sleep(0.01)
     proc.kill()
-    raise AssertionError("rpp finished before any worker process was seen")
+    proc.communicate()
+    raise AssertionError("rpp ended, or wrote nothing, with no worker seen")
 
 
 def test_killing_a_worker_of_rpp_eval_ends_it_with_one_line(big_collection):
-    proc, kids = _start_and_wait_for_workers(big_collection)
+    proc, kids = _blocked_with_workers(big_collection)
     os.kill(kids[0], signal.SIGKILL)
     start = time.monotonic()
     _, err = proc.communicate(timeout=60)
@@ -403,14 +415,29 @@ def test_killing_a_worker_of_rpp_eval_ends_it_with_one_line(big_collection):
 
 
 def test_ctrl_c_ends_rpp_and_its_workers_with_130(big_collection):
-    proc, kids = _start_and_wait_for_workers(big_collection)
+    proc, kids = _blocked_with_workers(big_collection)
     proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
+    assert "Traceback" not in err.decode()
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(Path(f"/proc/{k}").exists() for k in kids):
         time.sleep(0.05)
     assert not any(Path(f"/proc/{k}").exists() for k in kids)
+
+
+def test_started_with_ctrl_c_ignored_rpp_ignores_it(big_collection):
+    """``rpp ... &`` in a script or under nohup starts with SIGINT ignored: like any program,
+    rpp leaves it so and its workers run on; the output is what a plain run writes."""
+    env = {**os.environ, "RPP_SHARD_QUERIES": "1"}
+    plain = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-q", "-j", "2",
+                            *big_collection], capture_output=True, env=env, timeout=120)
+    proc, _ = _blocked_with_workers(
+        big_collection, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (0, plain.stderr)
+    assert out == plain.stdout and len(out) > 1_000_000
 
 
 def test_without_the_dask_extra_dask_is_a_one_line_error(tmp_path, monkeypatch):

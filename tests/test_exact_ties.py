@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from rpp_cli.evaluate import Options, run_eval
+from rpp_cli.pipeline import Options, run_eval
 from rpp_cli.collection import Populations
 from rpp_cli.measures.preference import level_weights, pairwise
 

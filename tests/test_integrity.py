@@ -100,6 +100,48 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path):
     assert _signalled(tmp_path, signal.SIGINT) == (130, "", "")
 
 
+def test_ctrl_c_in_a_finalizer_still_ends_rpp_with_130():
+    """Python runs a signal handler wherever the main thread is; inside a finalizer
+    (``__del__``, a weakref callback, the interpreter's exit) the handler's exception is
+    printed as "ignored" and the program runs on. rpp ends there too, with 130."""
+    script = """if True:
+        import os, signal, sys
+        from rpp_cli.cli import handle_ctrl_c
+
+        handle_ctrl_c()
+
+        class Finalized:
+            def __del__(self):
+                os.kill(os.getpid(), signal.SIGINT)
+                sum(range(1000))  # the handler runs here, inside __del__
+
+        Finalized()
+        print("ran on")
+        """
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert (res.returncode, res.stdout, res.stderr) == (130, "", "")
+
+
+def test_the_entry_point_loads_nothing_before_ctrl_c_is_safe():
+    """Until the CLI's handler is in place, Ctrl-C ends rpp as SIGINT's default does (no
+    traceback from a module half loaded): the entry module resets it before numpy, click or
+    any of rpp's modules load, and both ways of starting rpp go through it."""
+    script = """if True:
+        import signal, sys
+        import rpp_cli.__main__
+        from importlib.metadata import entry_points
+
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("numpy", "click")
+                        or m.startswith("rpp_cli."))
+        (rpp,) = entry_points(group="console_scripts", name="rpp")
+        print(loaded, signal.getsignal(signal.SIGINT) is signal.SIG_DFL, rpp.value)
+        """
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert res.stdout == "['rpp_cli.__main__'] True rpp_cli.__main__:run\n", res.stderr
+
+
 def test_sigterm_ends_rpp_with_its_signal(tmp_path):
     code, _, err = _signalled(tmp_path, signal.SIGTERM)
     assert code == -signal.SIGTERM  # the shell shows 143

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from rpp_cli.evaluate import Options
+from rpp_cli.pipeline import Options
 from rpp_cli.metaeval import MetaOptions, plan_meta, random_subsets, subsample_judgments
 from rpp_cli.stats import pair_values
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rpp_cli.evaluate import Options, run_eval
+from rpp_cli.pipeline import Options, run_eval
 
 from .conftest import DEMO, parse_lines, rpp, write_qrels, write_run
 from .io.test_readers import one_error_line

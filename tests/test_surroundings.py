@@ -504,7 +504,7 @@ def test_meta_blocks_are_bounded(monkeypatch):
 def test_meta_equals_the_unblocked_reference():
     """One block is bit for bit what rpp computed before blocks (a literal reference: one
     (S, Q) draw, every tau, numpy's mean of the finite ones)."""
-    from rpp_cli.evaluate import Options
+    from rpp_cli.pipeline import Options
     from rpp_cli.metaeval import MetaOptions, plan_meta
     from rpp_cli.stats import kendall_tau_b
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..evaluate import Options
+from ..pipeline import Options
 from ..report.files import append_whole, check_writable
 from ..report import write as write_report
 from ..check import GATE_TESTS, machine_verdicts, markdown_summary, parse_max_drops, run_check

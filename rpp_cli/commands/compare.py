@@ -7,7 +7,7 @@ from dataclasses import replace
 import click
 
 from ..errors import InputError
-from ..evaluate import Options, lower_is_better, split_paths
+from ..pipeline import Options, lower_is_better, split_paths
 from ..report import table as table_report
 from ..report import write as write_report
 from ..stats import CORRECTIONS, TESTS, compare_runs, query_counts

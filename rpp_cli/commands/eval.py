@@ -8,7 +8,7 @@ import click
 
 from ..errors import InputError
 from ..aggregate import add_orderings
-from ..evaluate import Options, default_measures, lower_is_better, run_eval, split_paths
+from ..pipeline import Options, default_measures, lower_is_better, run_eval, split_paths
 from ..measures import DEFAULTS, PREFERENCE, REGISTRY
 from ..report import plot
 from ..report import write as write_report

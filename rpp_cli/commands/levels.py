@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import click
 
-from ..evaluate import Options, split_paths
+from ..pipeline import Options, split_paths
 from ..report import plot
 from .. import levels as levels_flow
 from ..options import FILE, input_options, print_notes, quiet_option

@@ -7,7 +7,7 @@ from dataclasses import replace
 import click
 
 from ..aggregate import ORDERINGS
-from ..evaluate import Options, split_paths
+from ..pipeline import Options, split_paths
 from ..metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
 from ..report import plot
 from ..report import table as table_report

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rpp_cli.evaluate import Options, run_eval
+from rpp_cli.pipeline import Options, run_eval
 from rpp_cli.measures.diversity import NAMES, Judgments, Scorer, ideal_ranking
 from rpp_cli.ndeval import NdevalOptions, run_ndeval
 

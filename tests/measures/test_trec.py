@@ -192,7 +192,7 @@ def test_a_shard_evaluates_alike_in_every_code_type(tmp_path, seed):
     """A shard's values do not depend on the integer type its rows' codes travel in."""
     import numpy as np
 
-    from rpp_cli.evaluate import Options, load
+    from rpp_cli.pipeline import Options, load
 
     from ..realistic import generate, write_collection
 

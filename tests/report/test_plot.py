@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rpp_cli.errors import InputError
-from rpp_cli.evaluate import Options, run_eval
+from rpp_cli.pipeline import Options, run_eval
 from rpp_cli.report import plot
 
 from ..conftest import DEMO, parse_lines, rpp
