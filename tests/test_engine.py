@@ -399,8 +399,8 @@ def _blocked_with_workers(paths: list[str], **popen) -> tuple[subprocess.Popen, 
             return proc, kids
         time.sleep(0.01)
     proc.kill()
-    proc.communicate()
-    raise AssertionError("rpp ended, or wrote nothing, with no worker seen")
+    _, err = proc.communicate()
+    raise AssertionError(f"rpp ended, or wrote nothing, with no worker seen: {err[-500:]!r}")
 
 
 def test_killing_a_worker_of_rpp_eval_ends_it_with_one_line(big_collection):
