@@ -112,8 +112,10 @@ def _interrupt(signum, frame) -> None:
 def _end_interrupted() -> NoReturn:
     """Ctrl-C's end: what stdout still holds is dropped, and status 130 at once (threads are
     daemons; workers die with the parent)."""
-    if sys.stdout is not None:
+    try:
         discard_stdout()
+    except (AttributeError, ValueError, OSError):  # stdout closed or None: nothing to drop
+        pass
     os._exit(EXIT_INTERRUPTED)
 
 

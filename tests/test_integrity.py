@@ -100,15 +100,19 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path):
     assert _signalled(tmp_path, signal.SIGINT) == (130, "", "")
 
 
-def test_ctrl_c_in_a_finalizer_still_ends_rpp_with_130():
+@pytest.mark.parametrize("stdout", ["open", "closed"])
+def test_ctrl_c_in_a_finalizer_still_ends_rpp_with_130(stdout):
     """Python runs a signal handler wherever the main thread is; inside a finalizer
     (``__del__``, a weakref callback, the interpreter's exit) the handler's exception is
-    printed as "ignored" and the program runs on. rpp ends there too, with 130."""
-    script = """if True:
+    printed as "ignored" and the program runs on. rpp ends there too, with 130, also once
+    its stdout is closed (as at its end)."""
+    script = f"""if True:
         import os, signal, sys
         from rpp_cli.cli import handle_ctrl_c
 
         handle_ctrl_c()
+        if {stdout == "closed"}:
+            sys.stdout.close()
 
         class Finalized:
             def __del__(self):
