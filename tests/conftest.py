@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,13 @@ DEMO = FIXTURES / "demo"
 PAPER = FIXTURES / "paper"
 # The user documentation: the README, then every reference page under docs/.
 DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def ctrl_c_as_from_a_terminal() -> None:
+    """``preexec_fn`` of a child that a test sends SIGINT: it gets SIGINT's default, as from
+    an interactive shell, whatever the test runner inherited (a script's background job, or
+    nohup, starts with SIGINT ignored, and rpp then leaves it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def doc_headings(text: str) -> list[tuple[int, int, str]]:

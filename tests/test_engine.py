@@ -24,7 +24,7 @@ from rpp_cli.core import PARALLEL_ROWS
 from rpp_cli.errors import InputError
 from rpp_cli.results import Results
 
-from .conftest import rpp
+from .conftest import ctrl_c_as_from_a_terminal, rpp
 from .realistic import generate, write_collection
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -388,6 +388,7 @@ def _blocked_with_workers(paths: list[str], **popen) -> tuple[subprocess.Popen, 
     can end before the test reads (a pipe holds 64 KiB at most). Whatever the test does next
     meets them running, however fast the machine."""
     env = {**os.environ, "RPP_SHARD_QUERIES": "1"}
+    popen.setdefault("preexec_fn", ctrl_c_as_from_a_terminal)
     proc = subprocess.Popen([sys.executable, "-m", "rpp_cli", "eval", "-q", "-j", "2", *paths],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, **popen)
     queued = array.array("i", [0])

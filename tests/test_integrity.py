@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import DEMO, PAPER
+from .conftest import DEMO, PAPER, ctrl_c_as_from_a_terminal
 
 RPP = [sys.executable, "-m", "rpp_cli"]
 RUNS = [str(p) for p in sorted((DEMO / "runs").iterdir())]
@@ -79,7 +79,8 @@ def _waiting_rpp(tmp_path: Path) -> tuple[subprocess.Popen, int]:
     fifo = tmp_path / "never"
     os.mkfifo(fifo)
     proc = subprocess.Popen(RPP + ["eval", "-j", "2", str(DEMO / "qrels"), RUNS[0], str(fifo)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_as_from_a_terminal)
     writer = os.open(fifo, os.O_WRONLY)  # blocks until rpp opened it for reading
     time.sleep(0.5)
     return proc, writer
@@ -123,7 +124,7 @@ def test_ctrl_c_in_a_finalizer_still_ends_rpp_with_130(stdout):
         print("ran on")
         """
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=60)
+                         timeout=60, preexec_fn=ctrl_c_as_from_a_terminal)
     assert (res.returncode, res.stdout, res.stderr) == (130, "", "")
 
 
@@ -142,7 +143,7 @@ def test_the_entry_point_loads_nothing_before_ctrl_c_is_safe():
         print(loaded, signal.getsignal(signal.SIGINT) is signal.SIG_DFL, rpp.value)
         """
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=60)
+                         timeout=60, preexec_fn=ctrl_c_as_from_a_terminal)
     assert res.stdout == "['rpp_cli.__main__'] True rpp_cli.__main__:run\n", res.stderr
 
 
