@@ -28,3 +28,8 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(_HOMES[name], __name__), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The API's names, loaded or not, and the module's own dunders (tab completion)."""
+    return sorted({*__all__, *(n for n in globals() if n.startswith("__"))})

@@ -27,6 +27,7 @@ def test_the_api_names_are_the_api_whatever_loaded_first():
     those names would shadow it (``rpp_cli.evaluate`` the module) once anything imported it.
     Checked in a fresh interpreter that loads the whole CLI first."""
     package = ROOT / "rpp_cli"
+    assert set(rpp_cli.__all__) <= set(dir(rpp_cli))
     assert not [n for n in rpp_cli.__all__ if (package / f"{n}.py").exists()
                 or (package / n).is_dir()]
     script = ("import rpp_cli.cli, rpp_cli.commands, rpp_cli.pipeline, rpp_cli.metaeval, rpp_cli; "
