@@ -424,23 +424,30 @@ def negative_only(query: np.ndarray, grade: np.ndarray, n_queries: int) -> np.nd
 
 class Bridge:
     """The collection as pytrec_eval sees it. Queries are named by index and documents by
-    their exact code (a judged code as its number, any other as ``u`` and its position), and
-    each run is given in trec_eval's own order (C-float score desc, docno desc) with scores
-    -1, -2, ...: the same rankings and judgments, whatever bytes the ids hold, and far fewer
-    Python objects than the docno texts. ``query``/``grade`` describe judged codes 0..J-1."""
+    their place in their query (a judged document as its index among the query's judgments,
+    any other as ``u`` and its position in the ranking), and each run is given in trec_eval's
+    own order (C-float score desc, docno desc) with scores -1, -2, ...: the same rankings and
+    judgments, whatever bytes the ids hold. A document's name only has to be unique within its
+    query, so a few thousand short strings serve every query: far fewer Python objects than
+    the docno texts, and cheap for trec_eval's sorts by docno. ``query``/``grade`` describe
+    judged codes 0..J-1."""
 
     def __init__(self, query: np.ndarray, grade: np.ndarray, n_queries: int) -> None:
         known = np.flatnonzero(~np.isnan(grade))
         self.n_judged = len(grade)
-        self.names = [str(c) for c in range(self.n_judged)]
         self.scores: list[float] = []
         self.qids = [str(q) for q in range(n_queries)]
         known = known[~np.isin(query[known], negative_only(query, grade, n_queries))]
         by_query = known[np.argsort(query[known], kind="stable")]
         bounds = np.searchsorted(query[by_query], np.arange(n_queries + 1))
+        counts = np.diff(bounds)
+        self.n_local = int(counts.max(initial=0))
+        self.local = np.full(self.n_judged, -1, dtype=np.int64)  # -1: given pytrec no grade
+        self.local[by_query] = np.arange(len(by_query)) - np.repeat(bounds[:-1], counts)
+        self.names = [str(k) for k in range(self.n_local)]
         grades = np.trunc(grade[by_query]).astype(np.int64)  # trec_eval's atol
         self.compaction = Compaction.of(grades)
-        self.qrels = nested_dicts(self.qids, bounds, self.names, by_query,
+        self.qrels = nested_dicts(self.qids, bounds, self.names, self.local[by_query],
                                   self.compaction.levels(grades).tolist(), True)
 
     def run(self, bounds: np.ndarray, doc: np.ndarray) -> dict[str, dict[str, float]]:
@@ -451,7 +458,8 @@ class Bridge:
             self.names += [f"u{k}" for k in range(len(self.scores), depth)]
             self.scores = position_scores(depth)
         position = np.arange(len(doc)) - np.repeat(bounds[:-1], np.diff(bounds))
-        name = np.where(doc < self.n_judged, doc, self.n_judged + position)
+        local = self.local[np.where(doc < self.n_judged, doc, 0)]
+        name = np.where((doc < self.n_judged) & (local >= 0), local, self.n_local + position)
         return nested_dicts(self.qids, bounds, self.names, name, self.scores)
 
 
