@@ -207,6 +207,17 @@ def test_the_bridge_names_documents_within_their_query():
                    "2": {"u0": -1.0}}
 
 
+@pytest.mark.parametrize("depth", [1, 61, 62, 63, 3844, 3845])
+def test_unjudged_names_sort_as_their_ranks(depth):
+    """``u`` and the rank in base 62 of one width: distinct, in byte order as the ranks, and
+    never a judged name (those are decimal digits)."""
+    names = trec.ranked_names(depth)
+    assert len(names) == len(set(names)) == depth
+    assert sorted(names, key=lambda n: n.encode()) == names
+    assert len({len(n) for n in names}) == 1 and all(n[0] == "u" for n in names)
+    assert names[0] == ("u0" if depth <= 62 else "u00" if depth <= 3844 else "u000")
+
+
 @pytest.mark.parametrize("seed", [3, 11])
 def test_a_shard_evaluates_alike_in_every_code_type(tmp_path, seed):
     """A shard's values do not depend on the integer type its rows' codes travel in."""
