@@ -458,7 +458,9 @@ class Bridge:
         bounds = np.searchsorted(query[by_query], np.arange(n_queries + 1))
         counts = np.diff(bounds)
         self.n_local = int(counts.max(initial=0))
-        self.local = np.full(self.n_judged, -1, dtype=np.int64)  # -1: given pytrec no grade
+        # code -> its index among its query's judgments; -1 for a code given pytrec_eval no
+        # grade, and for the last entry, which every code of an unjudged row (>= J) reads
+        self.local = np.full(self.n_judged + 1, -1, dtype=np.int64)
         self.local[by_query] = np.arange(len(by_query)) - np.repeat(bounds[:-1], counts)
         self.names = [str(k) for k in range(self.n_local)]
         grades = np.trunc(grade[by_query]).astype(np.int64)  # trec_eval's atol
@@ -475,8 +477,8 @@ class Bridge:
             self.names += ranked_names(depth)
             self.scores = position_scores(depth)
         position = np.arange(len(doc)) - np.repeat(bounds[:-1], np.diff(bounds))
-        local = self.local[np.where(doc < self.n_judged, doc, 0)]
-        name = np.where((doc < self.n_judged) & (local >= 0), local, self.n_local + position)
+        local = self.local[np.minimum(doc, self.n_judged)]
+        name = np.where(local >= 0, local, self.n_local + position)
         return nested_dicts(self.qids, bounds, self.names, name, self.scores)
 
 

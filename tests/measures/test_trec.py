@@ -205,6 +205,11 @@ def test_the_bridge_names_documents_within_their_query():
     run = bridge.run(np.array([0, 3, 5, 6]), np.array([3, 1, 7, 2, 0, 4]))
     assert run == {"0": {"1": -1.0, "0": -2.0, "u2": -3.0}, "1": {"u0": -1.0, "0": -2.0},
                    "2": {"u0": -1.0}}
+    # no judged code at all: every row is unjudged (codes narrowed to int8, as shards send them)
+    empty = trec.Bridge(np.array([], dtype=np.int64), np.array([]), 1)
+    assert empty.qrels == {"0": {}}
+    assert empty.run(np.array([0, 2]), np.array([0, 0], dtype=np.int8)) == {
+        "0": {"u0": -1.0, "u1": -2.0}}
 
 
 @pytest.mark.parametrize("depth", [1, 61, 62, 63, 3844, 3845])
