@@ -212,7 +212,7 @@ def test_the_bridge_names_documents_within_their_query():
         "0": {"u0": -1.0, "u1": -2.0}}
 
 
-@pytest.mark.parametrize("depth", [1, 61, 62, 63, 3844, 3845])
+@pytest.mark.parametrize("depth", [1, 61, 62, 63, 3844, 3845, 238_329])
 def test_unjudged_names_sort_as_their_ranks(depth):
     """``u`` and the rank in base 62 of one width: distinct, in byte order as the ranks, and
     never a judged name (those are decimal digits)."""
@@ -220,7 +220,16 @@ def test_unjudged_names_sort_as_their_ranks(depth):
     assert len(names) == len(set(names)) == depth
     assert sorted(names, key=lambda n: n.encode()) == names
     assert len({len(n) for n in names}) == 1 and all(n[0] == "u" for n in names)
-    assert names[0] == ("u0" if depth <= 62 else "u00" if depth <= 3844 else "u000")
+    width = 1 if depth <= 62 else 2 if depth <= 3844 else 3 if depth <= 238_328 else 4
+    assert names[0] == "u" + "0" * width
+
+
+def test_unjudged_names_in_a_two_digit_alphabet(monkeypatch):
+    """The names by hand, with base 2 standing in for base 62: one width for all, the
+    first ``depth`` names of that width in order."""
+    monkeypatch.setattr(trec, "DIGITS", "01")
+    assert trec.ranked_names(5) == ["u000", "u001", "u010", "u011", "u100"]
+    assert trec.ranked_names(4) == ["u00", "u01", "u10", "u11"]
 
 
 @pytest.mark.parametrize("seed", [3, 11])
