@@ -20,7 +20,7 @@ import numpy as np
 from .core import Column, Dictionary, column_of, rank_rows
 from .core.memory import release_free_memory
 from .errors import InputError
-from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids, to_text
+from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids
 from .io.runs import name_runs
 from .join import Coder, LoadedRun, RunRows, load_run
 from .parallel import PER_RUN_THREADS, map_runs, threads_for
@@ -71,10 +71,7 @@ class Collection:
     def item_docno(self) -> list[str]:
         """(I,) each item's docno as text: made the first time it is asked for (subtopic
         measures, ``meta``'s subsamples), not by every command (tall: 574,000 strings)."""
-        names = self.item_names
-        data = bytes(names.data)
-        return [to_text(data[s:s + n]) for s, n in zip(names.starts.tolist(),
-                                                       names.lens.tolist())]
+        return self.item_names.texts()
 
     @property
     def relevant(self) -> np.ndarray:

@@ -119,6 +119,12 @@ class Column:
         """One value as text (for messages and names); undecodable bytes escaped."""
         return self.bytes(row).decode("utf-8", "surrogateescape")
 
+    def texts(self) -> list[str]:
+        """Every value as :meth:`text` gives it, from one copy of the buffer."""
+        data = bytes(self.data)
+        return [data[s:s + n].decode("utf-8", "surrogateescape")
+                for s, n in zip(self.starts.tolist(), self.lens.tolist())]
+
 
 @dataclass(frozen=True)
 class Table:

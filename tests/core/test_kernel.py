@@ -473,6 +473,20 @@ def test_gather_is_the_strings_one_after_another(strings, rng):
     assert [packed.bytes(r) for r in range(len(order))] == [strings[i] for i in order]
 
 
+@given(st.lists(st.binary(max_size=12), max_size=30), st.randoms(use_true_random=False))
+@settings(max_examples=200, deadline=None)
+def test_texts_are_each_rows_text(strings, rng):
+    """Column.texts: every row as Column.text gives it (undecodable bytes kept as escapes),
+    for rows taken in any order from a shared buffer."""
+    col = column_of(strings)
+    order = list(range(len(strings)))
+    rng.shuffle(order)
+    picked = col.take(np.array(order, dtype=np.int64))
+    assert picked.texts() == [picked.text(r) for r in range(len(order))]
+    assert [t.encode("utf-8", "surrogateescape") for t in picked.texts()] == [
+        strings[i] for i in order]
+
+
 @given(st.lists(st.binary(max_size=40), max_size=20))
 @settings(max_examples=200, deadline=None)
 def test_extend_is_bytearray_plus_equals(pieces):
