@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from rpp_cli.engine import (EXIT_WORKER_DIED, Inline, Lazy, Processes, Threads, WorkerDied,
-                            query_shards, session)
+                            current, query_shards, session)
 from rpp_cli.core import PARALLEL_ROWS
 from rpp_cli.errors import InputError
 from rpp_cli.results import Results
@@ -84,6 +84,19 @@ def test_a_killed_worker_process_is_an_error_naming_it():
                                          r"\(SIGKILL\)\) while working on shard 6 of 10"):
         list(Processes(2).imap(_die_on_five, list(range(10))))
     assert time.monotonic() - start < 5
+
+
+def _engine_inside(x: int) -> tuple[str, list[int]]:
+    """The engine a shard meets where it runs, and work it shards itself."""
+    return type(current()).__name__, list(current().imap(_square, [x, x + 1]))
+
+
+def test_work_a_dask_shard_shards_itself_runs_inline_on_its_worker(dask_engine):
+    """A worker of the local cluster is a fork of the process that started it, engine and
+    all: a shard that shards work (rpp meta's jobs evaluate runs) runs it inline there, as
+    on -j's workers, instead of starting a cluster inside the worker."""
+    assert list(dask_engine.imap(_engine_inside, [2, 3])) == [("Inline", [4, 9]),
+                                                             ("Inline", [9, 16])]
 
 
 def test_a_killed_dask_worker_is_an_error_naming_it(dask_engine):
@@ -381,15 +394,18 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
-def _blocked_with_workers(paths: list[str], **popen) -> tuple[subprocess.Popen, list[int]]:
-    """rpp eval -q -j 2 started with its stdout a pipe the test does not read, and returned
-    once lines are in the pipe and rpp's worker processes are seen: those are the workers
-    that write its 6 MB of lines (nothing else writes to stdout), so none of them, nor rpp,
-    can end before the test reads (a pipe holds 64 KiB at most). Whatever the test does next
-    meets them running, however fast the machine."""
+def _blocked_with_workers(paths: list[str], *flags: str, **popen
+                          ) -> tuple[subprocess.Popen, list[int]]:
+    """rpp eval -q -j 2 (or ``flags``) started with its stdout a pipe the test does not read,
+    and returned once lines are in the pipe and rpp's worker processes are seen. With -j 2
+    those are the workers that write its 6 MB of lines (nothing else writes to stdout); with
+    ``--dask local:2`` rpp writes them while its cluster lives: none of them, nor rpp, can end
+    before the test reads (a pipe holds 64 KiB at most). Whatever the test does next meets
+    them running, however fast the machine."""
     env = {**os.environ, "RPP_SHARD_QUERIES": "1"}
     popen.setdefault("preexec_fn", ctrl_c_as_from_a_terminal)
-    proc = subprocess.Popen([sys.executable, "-m", "rpp_cli", "eval", "-q", "-j", "2", *paths],
+    proc = subprocess.Popen([sys.executable, "-m", "rpp_cli", "eval", "-q",
+                             *(flags or ("-j", "2")), *paths],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, **popen)
     queued = array.array("i", [0])
     deadline = time.monotonic() + 120
@@ -425,6 +441,36 @@ def test_ctrl_c_ends_rpp_and_its_workers_with_130(big_collection):
     while time.monotonic() < deadline and any(Path(f"/proc/{k}").exists() for k in kids):
         time.sleep(0.05)
     assert not any(Path(f"/proc/{k}").exists() for k in kids)
+
+
+def test_ctrl_c_to_rpp_on_a_local_dask_cluster_ends_it_and_the_cluster_with_130(
+        big_collection):
+    """Ctrl-C as a terminal sends it, to the whole process group: rpp and the cluster's worker
+    processes (forks of rpp, which never take it). rpp ends with 130, no traceback from it or
+    a worker, and no process of the cluster outlives it by more than a few seconds."""
+    proc, kids = _blocked_with_workers(big_collection, "--dask", "local:2", process_group=0)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert all(line.startswith("rpp: note: ") for line in err.decode().splitlines()), err
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(Path(f"/proc/{k}").exists() for k in kids):
+        time.sleep(0.05)
+    assert not any(Path(f"/proc/{k}").exists() for k in kids)
+
+
+def test_a_ctrl_c_that_reaches_only_a_dask_worker_changes_nothing(big_collection):
+    """The local cluster's workers leave Ctrl-C to rpp: SIGINT sent to one of them alone
+    (a worker that took it would die, and rpp would end with 'worker died') changes no byte
+    of the output."""
+    plain = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-q", "-j", "1",
+                            *big_collection], capture_output=True, timeout=120)
+    proc, kids = _blocked_with_workers(big_collection, "--dask", "local:2")
+    for kid in kids:
+        os.kill(kid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (0, plain.stderr)
+    assert out == plain.stdout and len(out) > 1_000_000
 
 
 def test_started_with_ctrl_c_ignored_rpp_ignores_it(big_collection):
