@@ -99,6 +99,24 @@ def test_work_a_dask_shard_shards_itself_runs_inline_on_its_worker(dask_engine):
                                                              ("Inline", [9, 16])]
 
 
+def test_the_output_is_written_by_forks_of_this_machine_only():
+    """-j N and a local Dask cluster of N write their output from N forked workers; -j 1 and
+    a remote cluster (whose workers would send the text over the network) write inline."""
+    from rpp_cli.engine import _ENGINE, writers
+    from rpp_cli.engine.dask import DaskEngine
+
+    cases = [(Processes(3), Processes(3)), (Inline(), Inline()), (Threads(4), Inline()),
+             (DaskEngine(None, 5, on_this_machine=True), Processes(5)),
+             (DaskEngine(None, 5), Inline())]
+    for engine, expected in cases:
+        _ENGINE.append(engine)
+        try:
+            made = writers()
+            assert (type(made), made.workers) == (type(expected), expected.workers), engine
+        finally:
+            _ENGINE.pop()
+
+
 def test_a_killed_dask_worker_is_an_error_naming_it(dask_engine):
     """Shard 6 kills its worker; the shards that worker ran beside it (a Dask worker has
     several threads) die with it, so the error names the first of them: 6 or one before."""

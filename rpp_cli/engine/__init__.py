@@ -382,6 +382,16 @@ def current() -> Engine:
     return _ENGINE[-1] if _ENGINE else Inline()
 
 
+def writers() -> Engine:
+    """The engine that formats the command's output and writes it: forked workers of this
+    machine that write their shards to stdout themselves, as many as the command's (``-j N``,
+    or a local Dask cluster's size); inline otherwise (on threads, formatting would hold the
+    GIL by turns, and a remote cluster's workers would send the text over the network)."""
+    engine = current()
+    here = isinstance(engine, Processes) or getattr(engine, "on_this_machine", False)
+    return Processes(engine.workers) if here and hasattr(os, "fork") else Inline()
+
+
 def local_engine(jobs: int) -> Engine:
     """``-j N``: forked processes where the platform forks, threads elsewhere; inline for 1."""
     if jobs < 2:

@@ -62,6 +62,7 @@ class DaskEngine:
     started: Any  # a distributed.Client, or None until ``start`` has made it
     workers: int
     start: Callable[[], Any] | None = None
+    on_this_machine: bool = False  # a LocalCluster: the output is written by local forks
 
     @property
     def client(self) -> Any:
@@ -151,7 +152,8 @@ def connect(address: str) -> Iterator[DaskEngine]:
             raise InputError(f"--dask {address}: needs at least one worker")
         with ThreadPoolExecutor(1, thread_name_prefix="rpp-dask") as pool, ExitStack() as stack:
             modules = pool.submit(_imported)  # while the runs are read
-            engine = DaskEngine(None, n, lambda: _start_local(modules.result(), n, stack))
+            engine = DaskEngine(None, n, lambda: _start_local(modules.result(), n, stack),
+                                on_this_machine=True)
             yield engine
         return
     _, distributed = _imported()

@@ -9,7 +9,7 @@ from typing import Callable, TextIO
 import numpy as np
 
 from ..core import format_rows
-from ..engine import Inline, Lazy, Processes, current, query_shards, write_all
+from ..engine import Lazy, Processes, query_shards, write_all, writers
 from ..results import ALL, Results
 from .common import is_count
 
@@ -22,14 +22,12 @@ _CHUNK = 1 << 16
 def write(results: Results, out: TextIO, precision: int = 4, summary: bool = True) -> None:
     """Write every row, per-query rows first, in the stable contract §7 order (``all`` rows
     only with ``summary``). Shards of queries are formatted by the command's engine (names
-    formatted by the kernel) and written in order: in the worker
-    processes of ``-j``, inline otherwise (threads or Dask would not pay)."""
+    formatted by the kernel) and written in order: by forked workers of this machine where
+    the command has them (:func:`~rpp_cli.engine.writers`), inline otherwise."""
     counts = results.key_counts()
     if not summary:
         counts = counts[:-1]
-    engine = current()
-    if not isinstance(engine, Processes):  # formatting holds the GIL, and its text should not
-        engine = Inline()  # cross a network: only forked workers pay, else format here
+    engine = writers()
     bounds = _shard_bounds(counts, engine.workers)
     names = _names(results)
     fmt = functools.partial(_format, names=names, precision=precision)
