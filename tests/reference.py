@@ -187,11 +187,11 @@ def trec_reference(qrels: dict, runs: list) -> dict[tuple, float]:
     """{(printed measure, qid, r): value} for every query of the qrels (trec_eval -c's query
     set, contract §6): straight from pytrec_eval for the queries with a relevant item; for the
     others, num_ret is the ranking's length and the rest 0, since they count relevant items
-    retrieved; a query with only negative grades scores 0 on all (trec_eval stops on it,
-    contract §6; pytrec_eval
-    0.5.11 was seen to hang on such a query after other evaluations in one process); a judged
-    query missing from a run scores 0, as trec_eval -c counts it; grades as int. No empty
-    ranking is given to pytrec_eval."""
+    retrieved. That holds for a query whose grades are all negative too, as trec_eval 9.0.8
+    evaluates it when it can (it stops on one it evaluates first; contract §6), so no such
+    query is given to pytrec_eval here (0.5.11 was seen to hang on one after other
+    evaluations in one process); a judged query missing from a run scores 0, as trec_eval -c
+    counts it; grades as int. No empty ranking is given to pytrec_eval."""
     qids = evaluated(qrels)
     qrels_int = {q: {d: int(g) for d, g in qrels[q].items()} for q in qids}
     out = {}
@@ -202,7 +202,7 @@ def trec_reference(qrels: dict, runs: list) -> dict[tuple, float]:
         for q in judged(qrels):
             for name in TREC:
                 out[(name, q, r)] = got[q][name] if q in got else 0.0
-            if q not in qids and max(qrels[q].values()) >= 0:  # retrieved, none relevant
+            if q not in qids:  # retrieved, none relevant
                 out[("num_ret", q, r)] = float(len(run.get(q, [])))
     return out
 

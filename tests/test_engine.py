@@ -352,6 +352,21 @@ def test_same_bytes_for_every_jobs_and_shard_size(tmp_path, monkeypatch, seed):
         [k for k, text in out.items() if text != out[("1", None)]]
 
 
+@pytest.mark.parametrize("seed", [10, 23, 33])
+@pytest.mark.parametrize("level", ["1", "2"])
+def test_queries_of_negative_grades_print_the_same_in_every_shard(tmp_path, monkeypatch,
+                                                                   seed, level):
+    """trec_eval evaluates a query whose grades are all negative from tables the query before
+    it sized (its own table of grades is empty): these collections have such queries, and
+    every trec_eval measure prints the same bytes whatever query precedes them in a shard."""
+    assert any(max(d.values()) < 0 for d in generate(seed).qrels.values())
+    variants = [("1", None), ("3", "1"), ("2", "2")]
+    out = _outputs(tmp_path, seed, ("eval", "-q", "-l", level, "-m", "all_trec"), monkeypatch,
+                   variants)
+    assert out[("1", None)].count("\n") > 200
+    assert all(text == out[("1", None)] for text in out.values())
+
+
 def test_same_bytes_for_compare_and_meta(tmp_path, monkeypatch):
     """compare's p-values and meta's draws (seeded per draw) do not depend on the engine."""
     for args in (("compare", "-m", "rpp", "-m", "map", "--permutations", "200"),

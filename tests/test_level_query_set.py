@@ -127,20 +127,27 @@ def test_map_equals_pytrec_eval_over_every_qrels_query(tmp_path, seed: int, leve
         assert got[("map", "all", tag)] == pytest.approx(sum(values) / len(values), abs=1e-12)
 
 
-def test_query_with_only_negative_grades_scores_zero_with_a_note(tmp_path) -> None:
-    """trec_eval 9.0.8 stops on a query whose every grade is negative ("Can't calculate
-    measure", exit 4) and pytrec_eval crashes on it; rpp counts it in trec_eval's query set
-    with 0 everywhere and says so. Query 2: AP = 1 (its one relevant item first); all =
-    (0 + 1) / 2 = 0.5; num_ret = 0 + 1."""
+def test_query_with_only_negative_grades_is_evaluated_as_trec_eval_does(tmp_path) -> None:
+    """trec_eval 9.0.8 evaluates a query whose every grade is negative when it is not the first
+    it evaluates (its documents are "in the pool, not judged", none is relevant), stops on it
+    when it is ("Can't calculate measure", exit 4), and crashes when its grades are all below
+    -1; rpp evaluates it as in the first case, whatever its place and grades, and says so.
+    Query 1 (grade -2, first): 2 retrieved, no relevant: AP 0, utility -2; query 2: AP = 1
+    and utility 1 (its one retrieved item relevant); all: map (0 + 1) / 2 = 0.5, num_ret
+    2 + 1 = 3, utility (-2 + 1) / 2 = -0.5, gm_map exp((log 1e-5 + log 1) / 2) = 0.0032 (a query scored 0 in
+    the log domain would have given 1)."""
     q = write_qrels(tmp_path / "qrels", [("1", "a", -2), ("2", "b", 1)])
     runs = [write_run(tmp_path / t, {"1": ["a", "c"], "2": ["b"]}, t) for t in ("x", "y")]
-    res = rpp("eval", "-q", "-m", "map", "-m", "num_ret", "-m", "rpp", q, *runs)
+    res = rpp("eval", "-q", "-m", "map", "-m", "num_ret", "-m", "utility", "-m", "gm_map",
+              "-m", "rpp", q, *runs)
     assert res.code == 0, res.err
     got = parse_lines(res.out)
     assert got[("map", "1", "x")] == 0 and got[("map", "2", "x")] == 1
-    assert got[("map", "all", "x")] == 0.5 and got[("num_ret", "all", "y")] == 1
-    assert ("1 query with only negative grades (1): trec_eval stops on them, rpp scores them 0 "
-            "in trec_eval's measures") in res.err
+    assert got[("num_ret", "1", "x")] == 2 and got[("utility", "1", "x")] == -2
+    assert got[("map", "all", "x")] == 0.5 and got[("num_ret", "all", "y")] == 3
+    assert got[("utility", "all", "y")] == -0.5 and got[("gm_map", "all", "y")] == 0.0032
+    assert ("1 query with only negative grades (1): no document is relevant there, and rpp "
+            "evaluates them as trec_eval does where it can") in res.err
     assert ("rpp_win", "1", "x") not in got and ("rpp_win", "2", "x") in got
 
 

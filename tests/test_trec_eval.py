@@ -36,6 +36,56 @@ def test_golden_output_byte_for_byte(name: str, args: str, monkeypatch) -> None:
     assert result.stdout_bytes == (GOLDEN / f"{name}.out").read_bytes()
 
 
+# trec_eval flags that rpp eval has too (-c is how rpp eval always counts queries)
+_EVAL_FLAGS = {"-q": (), "-c": (), "-l": ("-l",), "-M": ("-M",), "-m": ("-m",)}
+
+
+def _as_rpp_eval(args: str) -> list[str] | None:
+    """``rpp eval`` arguments for a trec_eval ``-c`` case (None for a case that has other
+    flags: -J, -N, -n, long options; or is not -c)."""
+    words = shlex.split(args)
+    if "-c" not in words:
+        return None
+    out, files = ["eval", "-Q", "-q"], []
+    for w in words:
+        flag, value = w[:2], w[2:]
+        if w.startswith("-") and flag not in _EVAL_FLAGS:
+            return None
+        if w.startswith("-") and _EVAL_FLAGS[flag]:
+            out += [flag, value] if value else [flag]
+        elif not w.startswith("-"):
+            files.append(w) if out[-1] not in ("-l", "-M", "-m") else out.append(w)
+    return out + ["--name", "run"] + files
+
+
+def test_rpp_eval_prints_trec_eval_c_values(monkeypatch) -> None:
+    """rpp eval's baselines are trec_eval -c's (contract §6): on every golden case of -c whose
+    flags rpp eval has, each line trec_eval prints is rpp eval's line for that measure and
+    query, value for value (rpp eval also prints the queries a run lacks, which trec_eval -c
+    counts but does not print). The cases hold -l 2 (num_rel's all line counts every
+    judgment with a grade > 0 there), queries whose grades are all negative, a truncated
+    run and -N-free utility."""
+    monkeypatch.chdir(ROOT)
+    checked = 0
+    for name, args in _cases():
+        argv = _as_rpp_eval(args)
+        if argv is None:
+            continue
+        result = CliRunner().invoke(cli, argv)
+        assert result.exit_code == 0, (name, result.output)
+        got = {}
+        for line in result.stdout.splitlines():
+            measure, qid, _, value = line.split("\t")
+            got[(measure.strip(), qid)] = value
+        for line in (GOLDEN / f"{name}.out").read_text().splitlines():
+            measure, qid, value = line.split("\t")
+            if measure.strip() in ("runid", "relstring"):  # text: rpp eval prints numbers
+                continue
+            assert got.get((measure.strip(), qid)) == value, (name, line)
+            checked += 1
+    assert checked > 2000
+
+
 def test_golden_cases_cover_the_issue() -> None:
     """The flag combinations the issue names are all among the golden cases."""
     args = {name: a for name, a in _cases()}

@@ -429,9 +429,13 @@ def position_scores(depth: int) -> list[float]:
 
 def negative_only(query: np.ndarray, grade: np.ndarray, n_queries: int) -> np.ndarray:
     """Queries (of 0..n_queries-1) whose every grade is negative (after trec_eval's atol), given
-    each judged code's query and grade: trec_eval stops on one ("Can't calculate measure", exit
-    4) and pytrec_eval crashes, so the bridge gives them no judgment: they score 0, and count in
-    ``all`` as any query of the qrels (contract §6)."""
+    each judged code's query and grade. trec_eval 9.0.8 evaluates one when its largest grade is
+    -1 and it is not the first query evaluated: none of its documents is relevant, those it
+    judged negatively are "in the pool, not judged", the others count as retrieved. It stops on
+    one evaluated first ("Can't calculate measure", exit 4) and crashes on one whose grades are
+    all below -1 (its table of grades has a negative size). rpp evaluates every such query as
+    in the first case (the bridge gives pytrec_eval its grades as -1, after a primer query:
+    see _PRIMER), and says so in a note (contract §6)."""
     known = ~np.isnan(grade)
     top = np.full(n_queries, -np.inf)
     np.maximum.at(top, query[known], np.trunc(grade[known]))
@@ -453,7 +457,6 @@ class Bridge:
         self.n_judged = len(grade)
         self.scores: list[float] = []
         self.qids = [str(q) for q in range(n_queries)]
-        known = known[~np.isin(query[known], negative_only(query, grade, n_queries))]
         by_query = known[np.argsort(query[known], kind="stable")]
         bounds = np.searchsorted(query[by_query], np.arange(n_queries + 1))
         counts = np.diff(bounds)
@@ -463,7 +466,10 @@ class Bridge:
         self.local = np.full(self.n_judged + 1, -1, dtype=np.int64)
         self.local[by_query] = np.arange(len(by_query)) - np.repeat(bounds[:-1], counts)
         self.names = [str(k) for k in range(self.n_local)]
-        grades = np.trunc(grade[by_query]).astype(np.int64)  # trec_eval's atol
+        # trec_eval's atol; below 0, -1: trec_eval reads any negative grade as "in the pool,
+        # not judged", but sizes a table by a query's largest grade + 1, so a query whose
+        # grades are all below -1 would crash it (see negative_only)
+        grades = np.maximum(np.trunc(grade[by_query]), -1).astype(np.int64)
         self.compaction = Compaction.of(grades)
         self.qrels = nested_dicts(self.qids, bounds, self.names, self.local[by_query],
                                   self.compaction.levels(grades).tolist(), True)
@@ -637,8 +643,10 @@ def compute(ctx, measures) -> None:
     if odd:
         listed = ", ".join(coll.qids[q] for q in odd[:5]) + (" ..." if len(odd) > 5 else "")
         ctx.notes.append(f"{len(odd)} {'query' if len(odd) == 1 else 'queries'} with only "
-                         f"negative grades ({listed}): trec_eval stops on them, rpp scores them 0 "
-                         "in trec_eval's measures")
+                         f"negative grades ({listed}): no document is relevant there, and rpp "
+                         "evaluates them as trec_eval does where it can (trec_eval stops on "
+                         "such a query when it evaluates it first, and crashes on grades all "
+                         "below -1)")
     levels = [pytrec_level(coll.level if m.options.get("level") is None else m.options["level"])
               for m in measures]
     passes, where = plan_passes([(m.trec, level) for m, level in zip(measures, levels)])
@@ -647,10 +655,24 @@ def compute(ctx, measures) -> None:
         for n, shown in zip(m.trec.output_names(), m.outputs):
             values = computed[p][n]
             overall = np.array([aggregate(n, values[:, r]) for r in range(len(coll.run_names))])
+            if n == "num_rel":
+                overall = _complete_num_rel(ctx, shown, coll.judged.grade, overall)
             per_query = n not in NOT_PER_QUERY and ctx.per_query
             add_metric(ctx.results, shown, values, per_query, overall)
             if n not in GEOMETRIC:
                 ctx.metrics[shown] = values
+
+
+def _complete_num_rel(ctx, shown: str, grade: np.ndarray, summed: np.ndarray) -> np.ndarray:
+    """num_rel's ``all`` as trec_eval -c prints it: every judgment with a grade > 0 (atol),
+    whatever the relevance level (m_num_rel.c), which under ``-l 2`` or more is not the sum of
+    the per-query lines (``summed``): a note says so then."""
+    count = float(np.count_nonzero(np.trunc(np.nan_to_num(grade, nan=0.0)) > 0))
+    if np.any(summed != count):
+        ctx.notes.append(f"{shown}: its 'all' line counts every judgment with a grade > 0 "
+                         f"({count:.0f}), as trec_eval -c does whatever the level, not the sum "
+                         "of its per-query lines")
+    return np.full_like(summed, count)
 
 
 def _values(per_query: dict[str, dict[str, float]], qids: list[str], names: list[str]

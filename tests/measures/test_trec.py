@@ -191,20 +191,22 @@ def test_the_bridge_names_documents_within_their_query():
     """pytrec_eval matches a run's documents with the judgments query by query, so a name is
     unique within its query only: a judged document is its index among its query's judgments
     (the same string in the qrels and in every run), any other document ``u`` and its
-    position. A code without a grade (NaN) and the judgments of a query whose every grade is
-    negative reach pytrec_eval as unjudged. Worked by hand."""
+    position. A code without a grade (NaN) reaches pytrec_eval as unjudged; a negative grade
+    as -1 (trec_eval reads every negative grade alike, "in the pool, not judged", and sizes a
+    query's table of grades by its largest + 1: a query of grades below -1 would crash it).
+    Worked by hand."""
     import numpy as np
 
     nan = float("nan")
     # judged codes 0..5: their queries and grades; query 2's grades are all negative
     bridge = trec.Bridge(np.array([1, 0, 1, 0, 2, 2]),
                          np.array([2.0, 0.0, nan, 1.0, -1.0, -2.0]), 3)
-    assert bridge.qrels == {"0": {"0": 0, "1": 1}, "1": {"0": 2}, "2": {}}
+    assert bridge.qrels == {"0": {"0": 0, "1": 1}, "1": {"0": 2}, "2": {"0": -1, "1": -1}}
     # rows in trec_eval's order: query 0 ranks codes 3, 1 and 7 (7: no judgment at all),
     # query 1 ranks 2 (NaN grade) and 0, query 2 ranks 4 (negative only)
     run = bridge.run(np.array([0, 3, 5, 6]), np.array([3, 1, 7, 2, 0, 4]))
     assert run == {"0": {"1": -1.0, "0": -2.0, "u2": -3.0}, "1": {"u0": -1.0, "0": -2.0},
-                   "2": {"u0": -1.0}}
+                   "2": {"0": -1.0}}
     # no judged code at all: every row is unjudged (codes narrowed to int8, as shards send them)
     empty = trec.Bridge(np.array([], dtype=np.int64), np.array([]), 1)
     assert empty.qrels == {"0": {}}
