@@ -81,7 +81,8 @@ def test_values_equal_ir_measures(source, tmp_path):
             if abs(r["value"] - full) > TOL or f"{r['value']:.5f}" != f"{golden[key]:.5f}":
                 problems.append(f"{key}: rpp {r['value']!r}, gdeval {full!r}, "
                                 f"ir_measures {golden[key]!r}")
-        elif key not in golden:  # pytrec_eval's measure on a negative-only query: 0 (§6)
+        elif key not in golden:  # pytrec_eval's measure on a negative-only query: nothing
+            # is relevant there, so 0 (§6)
             if r["value"] != 0.0 or key[1] not in negative or _own_provider(key[0]):
                 problems.append(f"{key}: rpp {r['value']!r}, no golden")
         elif abs(r["value"] - golden[key]) > TOL:

@@ -18,9 +18,9 @@ ir_measures (``ERR@k`` rows, 5 decimals) and by ir_measures' gdeval.pl with its 
 ir_measures is given every query of the qrels, those without a relevant item too: rpp computes
 trec_eval's and ir_measures' measures on all of them, as ir_measures averages over every qrels
 query (trec_eval -c). A query whose every grade is negative is left out of the measures that
-ir_measures takes from pytrec_eval (it segfaults on one; trec_eval stops on one; rpp scores
-them 0, contract §6, which the test checks); RR@k, Judged and ERR@k (providers of their own)
-get it too. Each collection is evaluated in a process of its own.
+ir_measures takes from pytrec_eval (it segfaults on one; trec_eval evaluates one only where it
+is not the first query evaluated, contract §6: no document relevant, so each of these measures
+is 0 there, which the test checks); RR@k, Judged and ERR@k (providers of their own) get it too. Each collection is evaluated in a process of its own.
 """
 from __future__ import annotations
 
