@@ -152,19 +152,46 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
     """f_i(P) for every run and member slot (contract §2): (R, L) int64.
 
     Retrieved members take their ranks in increasing order; the i-th member when the run
-    missed it sits at n - m_P + i. With a small n a missed item can tie with or beat an item
-    another run retrieved deep down (a run of depth 1 puts its missed items at n); without
-    ``corpus_size`` n is taken as infinite, as the paper's reference code does.
+    missed it sits at n - m_P + i. A retrieved i-th member is never below that place (the
+    items above it and the m_P - i members after it are distinct items of the corpus), but
+    it can be at it: then a run that missed the member ties with the one that retrieved it
+    (see :func:`positions_and_ties`). Without ``corpus_size`` n is taken as infinite, as the
+    paper's reference code does.
     """
+    pos, missed = _member_ranks(ranks, pops)
+    return np.where(missed, np.broadcast_to(_bottom(pops, corpus_size), pos.shape), pos)
+
+
+def positions_and_ties(ranks: np.ndarray, pops: Populations, corpus_size: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`worst_case_positions`, and (L,) whether at each member slot one run retrieved the
+    member at n - m_P + i, the place a run that missed it is given, while another run missed
+    it: the corpus size n ties the two there, where a larger corpus (or pref_eval, which ranks
+    a missed item below every retrieved one) would prefer the run that retrieved it. That
+    takes a run whose ranking holds every item of the query's corpus (contract §2) from that
+    member down: a small pool, or runs that rerank one candidate list whose last candidate is
+    relevant."""
+    pos, missed = _member_ranks(ranks, pops)
+    bottom = _bottom(pops, corpus_size)
+    tied = ((pos == bottom) & ~missed).any(axis=0) & missed.any(axis=0)
+    return np.where(missed, np.broadcast_to(bottom, pos.shape), pos), tied
+
+
+def _member_ranks(ranks: np.ndarray, pops: Populations) -> tuple[np.ndarray, np.ndarray]:
+    """(R, L) each run's ranks of each population's members in increasing order, the members
+    it missed last, and (R, L) which slots those are."""
     r = ranks[:, pops.member_item]
     key = np.where(r > 0, r, _UNRET) + pops.member_seg * _SEG
     key.sort(axis=1)
     pos = key - pops.member_seg * _SEG
-    missed = pos == _UNRET
+    return pos, pos == _UNRET
+
+
+def _bottom(pops: Populations, corpus_size: np.ndarray | None) -> np.ndarray:
+    """(L,) n - m_P + i, the place of a missed i-th member (n infinite without a size)."""
     size = pops.seg_size[pops.member_seg]
     n = _UNRET if corpus_size is None else corpus_size[pops.seg_query[pops.member_seg]]
-    bottom = np.broadcast_to(n - size + pops.level, pos.shape)
-    return np.where(missed, bottom, pos)
+    return n - size + pops.level
 
 
 def mean_positions(ranks: np.ndarray, pops: Populations,

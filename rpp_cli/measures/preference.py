@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ..collection import Populations, graded_populations, worst_case_positions
+from ..collection import Populations, graded_populations, positions_and_ties
 from ..engine import Lazy, current, query_shards
 from ..subtopics import subtopic_populations
 from . import PREFERENCE, Measure, family, register
@@ -150,10 +150,12 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
 
 
 def sharded_pairwise(coll, pops: Populations, weights: np.ndarray, uniform: np.ndarray
-                     ) -> np.ndarray:
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`pairwise` on the worst-case positions of ``coll``'s runs, computed shard by
-    shard of queries on the command's engine (the same sums, query by query, in any shard);
-    (M, E, R, R) over the evaluated queries (the others have no level)."""
+    shard of queries on the command's engine (the same sums, query by query, in any shard):
+    (M, E, R, R) over the evaluated queries (the others have no level), and the queries
+    where the corpus size ties a retrieved member with a missed one
+    (:func:`~rpp_cli.collection.positions_and_ties`)."""
     n_queries = len(coll.qids)
     level_query = pops.seg_query[pops.member_seg]
     levels = np.bincount(level_query, minlength=n_queries).astype(np.float64)
@@ -175,19 +177,23 @@ def sharded_pairwise(coll, pops: Populations, weights: np.ndarray, uniform: np.n
                 q1 - q0)
     parts = current().imap(_pairwise_shard, Lazy(len(bounds) - 1, build), "preferences")
     out = np.empty((weights.shape[1], len(coll.evaluated), n_runs, n_runs))
-    for i, part in enumerate(parts):  # each shard's evaluated queries into place, one copy
+    tied = []
+    for i, (part, tied_here) in enumerate(parts):  # each shard's queries into place, one copy
         lo, hi = np.searchsorted(coll.evaluated, bounds[i:i + 2])
         out[:, lo:hi] = part[:, coll.evaluated[lo:hi] - bounds[i]]
-    return out
+        tied.append(tied_here + bounds[i])
+    return out, np.concatenate(tied)
 
 
-def _pairwise_shard(shard: tuple) -> np.ndarray:
-    """(M, Q of the shard, R, R) preferences of one shard: ranks, populations, corpus sizes,
-    level weights, which columns are uniform and the number of queries, all renumbered from the
-    shard's first."""
+def _pairwise_shard(shard: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """(M, Q of the shard, R, R) preferences of one shard, and the shard's queries where the
+    corpus size ties a retrieved member with a missed one; from its ranks, populations,
+    corpus sizes, level weights, which columns are uniform and the number of queries, all
+    renumbered from the shard's first."""
     ranks, pops, corpus_size, weights, uniform, n_queries = shard
-    return pairwise(worst_case_positions(ranks, pops, corpus_size), pops, weights, n_queries,
-                    uniform)
+    positions, tied = positions_and_ties(ranks, pops, corpus_size)
+    return (pairwise(positions, pops, weights, n_queries, uniform),
+            np.unique(pops.seg_query[pops.member_seg[tied]]))
 
 
 @family("preference", across_runs=True)
@@ -200,9 +206,23 @@ def compute(ctx, measures: list[Measure]) -> None:
         pops = POPULATIONS[scheme](ctx.collection)
         weights = np.stack([level_weights(pops, m.options["discount"]) for m in group], axis=1)
         uniform = np.array([m.options["discount"] == "uniform" for m in group])
-        tensor = sharded_pairwise(ctx.collection, pops, weights, uniform)
+        tensor, tied = sharded_pairwise(ctx.collection, pops, weights, uniform)
         for m, per_query in zip(group, tensor):
             ctx.add_preference(m.name, per_query)
+        if len(tied):
+            ctx.notes.append(corpus_note([m.name for m in group], tied, ctx.collection.qids))
+
+
+def corpus_note(names: list[str], tied: np.ndarray, qids: list[str]) -> str:
+    """The note for queries where the corpus size n ties a run that retrieved a relevant item
+    with one that missed it (contract §2): their values follow from n, and differ from a larger
+    corpus's, and from pref_eval's."""
+    shown = ", ".join(qids[q] for q in tied[:5]) + (" ..." if len(tied) > 5 else "")
+    return (f"{'/'.join(names)}: in {len(tied)} {'query' if len(tied) == 1 else 'queries'} "
+            f"({shown}) a run ranks a relevant item at n - m + i, the place the full-corpus "
+            "ranking gives a run that missed it (n: the items the runs ranked and the relevant "
+            "ones), so the two tie at that recall level; with a larger --corpus-size, or in "
+            "pref_eval (a missed item below every ranked one), the first would be preferred")
 
 
 POPULATIONS: dict[str, Callable] = {"graded": graded_populations,

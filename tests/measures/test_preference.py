@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from rpp_cli.collection import Populations, worst_case_positions
+from rpp_cli.collection import Populations, positions_and_ties, worst_case_positions
 from rpp_cli.measures.preference import level_weights, pairwise
 
 from ..conftest import PAPER, parse_lines, rpp
@@ -119,12 +119,31 @@ def test_run_missing_a_query_and_unretrieved_on_both_sides(tiny):
 
 def test_small_corpus_unretrieved_ties_with_retrieved_at_the_bottom(tiny):
     """contract §2 taken literally: q has one relevant item r and n = 2 {r, a}. A = [a] misses r,
-    which lands at n - 1 + 1 = 2; B = [a r] has it at rank 2 too. The full rankings agree."""
+    which lands at n - 1 + 1 = 2; B = [a r] has it at rank 2 too. The full rankings agree, and
+    a note says that the corpus size decided it (pref_eval, or a larger corpus, prefers B)."""
     q, runs = tiny([("q", "r", 1)], {"A": {"q": ["a"]}, "B": {"q": ["a", "r"]}})
-    res = rpp("eval", "-m", "rpp", q, *runs)
+    res = rpp("eval", "-m", "rpp", "-m", "dcgrpp", q, *runs)
     assert values(res.out, "rpp")[("A", "B")] == 0
+    assert ("rpp: note: rpp/dcgrpp: in 1 query (q) a run ranks a relevant item at n - m + i, "
+            "the place the full-corpus ranking gives a run that missed it") in res.err
     res = rpp("eval", "-m", "rpp", "--corpus-size", "100", q, *runs)
     assert values(res.out, "rpp")[("A", "B")] == pytest.approx(-1.0)
+    assert "n - m + i" not in res.err
+
+
+def test_positions_and_ties_by_hand():
+    """Query 0 (n = 5), population {p, q}: X = [p . . . q] retrieves q at 5 = n - 2 + 2, the
+    place of a missed second member, which Y (q missed) and Z (both missed) are given: a tie
+    at slot 2. Slot 1: Z's missed first member sits at 4, and no run retrieved one there: no
+    tie. Query 1 (n = 4), one member s: X has it at 3 < 4 and Y misses it: no tie."""
+    ranks = np.array([[1, 5, 3],   # X: p, q, s
+                      [2, 0, 0],   # Y
+                      [0, 0, 1]])  # Z
+    pops = Populations(np.array([0, 1, 2]), np.array([0, 0, 1]), np.array([0, 1]))
+    positions, tied = positions_and_ties(ranks, pops, np.array([5, 4]))
+    assert positions.tolist() == [[1, 5, 3], [2, 5, 4], [4, 5, 1]]
+    assert positions.tolist() == worst_case_positions(ranks, pops, np.array([5, 4])).tolist()
+    assert tied.tolist() == [False, True, False]
 
 
 def test_ties_in_score_ordered_by_docno_descending(tiny):
