@@ -162,7 +162,7 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
     return np.where(missed, np.broadcast_to(_bottom(pops, corpus_size), pos.shape), pos)
 
 
-def positions_and_ties(ranks: np.ndarray, pops: Populations, corpus_size: np.ndarray
+def positions_and_ties(ranks: np.ndarray, pops: Populations, corpus_size: np.ndarray | None
                        ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`worst_case_positions`, and (L,) whether at each member slot one run retrieved the
     member at n - m_P + i, the place a run that missed it is given, while another run missed

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import PREFERENCE, Measure, family, register
-from .preference import pair_blocks
+from .preference import corpus_note, pair_blocks
 from .search_length import relevant_population
-from ..collection import Populations, worst_case_positions
+from ..collection import Populations, positions_and_ties
 
 register(Measure("lexiprecision", PREFERENCE, "lexicographic",
                  "lexiprecision (sgnLP): sign at the first recall level where the two runs' "
@@ -85,7 +85,11 @@ def compute(ctx, measures: list[Measure]) -> None:
     """Add the per-query and aggregate matrices and win rates of ``measures`` to ctx.results."""
     coll = ctx.collection
     pops = relevant_population(coll.item_query, coll.relevant)
-    positions = worst_case_positions(coll.ranks, pops, coll.corpus_size)
+    positions, tied = positions_and_ties(coll.ranks, pops, coll.corpus_size)
+    if tied.any():
+        ctx.notes.append(corpus_note([m.name for m in measures],
+                                     np.unique(pops.seg_query[pops.member_seg[tied]]),
+                                     coll.qids))
     evaluated = coll.by_evaluated(pops)
     for m in measures:
         per_query = lexicographic(positions, evaluated, len(coll.evaluated),

@@ -85,6 +85,21 @@ def test_missed_items_sit_at_the_bottom_of_the_corpus(tiny):
     assert got[("rrlexiprecision", "q1", "a", "b")] == pytest.approx(-0.99, abs=1e-12)
 
 
+def test_a_missed_item_can_tie_with_one_ranked_at_the_corpus_bottom(tiny):
+    """q1: relevant r1, n = |{x, r1}| = 2. a = [x r1] ranks it at 2 = n - 1 + 1, where b = [x],
+    which missed it, is given it: lexiprecision and lexirecall tie (0), and a note names q1;
+    with --corpus-size 100 a wins (+1), and no note."""
+    qrels, runs = tiny([("q1", "r1", 1)], {"a": {"q1": ["x", "r1"]}, "b": {"q1": ["x"]}})
+    res = rpp("eval", "-q", "-m", "lexiprecision", "-m", "lexirecall", qrels, *runs)
+    got = parse_lines(res.out)
+    assert got[("lexiprecision", "q1", "a", "b")] == got[("lexirecall", "q1", "a", "b")] == 0
+    assert ("lexiprecision/lexirecall: in 1 query (q1) a run ranks a relevant item at "
+            "n - m + i") in res.err
+    res = rpp("eval", "-q", "-m", "lexiprecision", "--corpus-size", "100", qrels, *runs)
+    assert parse_lines(res.out)[("lexiprecision", "q1", "a", "b")] == 1
+    assert "n - m + i" not in res.err
+
+
 def test_relevance_level(tiny):
     """-l 2: only r2 (grade 2) is relevant. a = r1 r2, b = r2 r1: f(a) = 2, f(b) = 1, so
     sgnLP(a, b) = -1. At the default level (> 0) f(a) = f(b) = 1 2: a tie."""
