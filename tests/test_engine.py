@@ -117,6 +117,30 @@ def test_the_output_is_written_by_forks_of_this_machine_only():
             _ENGINE.pop()
 
 
+def test_a_local_cluster_that_does_not_start_is_one_line():
+    """A worker killed while its nanny starts it makes LocalCluster raise ("Nanny failed to
+    start."): one line and status 3, not a traceback, and the session's Dask settings undone."""
+    import contextlib
+    import types
+
+    import dask
+    import distributed  # noqa: F401 - its settings' defaults
+
+    from rpp_cli.engine.dask import _start_local
+
+    def refuse(**kwargs):
+        raise RuntimeError("Nanny failed to start.")
+
+    fake = types.SimpleNamespace(LocalCluster=refuse)
+    method = dask.config.get("distributed.worker.multiprocessing-method")
+    with pytest.raises(WorkerDied, match=r"^--dask local:2: the local cluster did not start "
+                                         r"\(RuntimeError: Nanny failed to start\.\)$") as err:
+        with contextlib.ExitStack() as stack:
+            _start_local((dask, fake), 2, stack)
+    assert err.value.exit_code == EXIT_WORKER_DIED
+    assert dask.config.get("distributed.worker.multiprocessing-method") == method
+
+
 def test_a_killed_dask_worker_is_an_error_naming_it(dask_engine):
     """Shard 6 kills its worker; the shards that worker ran beside it (a Dask worker has
     several threads) die with it, so the error names the first of them: 6 or one before."""

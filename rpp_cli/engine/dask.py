@@ -118,9 +118,10 @@ def _start_local(modules: tuple[Any, Any], n: int, stack: ExitStack) -> Any:
     """A client of a new LocalCluster of ``n`` worker processes, closed by ``stack``: forks of
     rpp where the platform forks (spawned interpreters elsewhere), started with SIGINT blocked
     so that they never take Ctrl-C, which is rpp's to handle (as ``-j``'s workers ignore it;
-    they end when rpp does). A dead worker is an error at once (no silent re-run), and Dask's
-    own warnings (a busy dashboard port, large payloads) and its workers' logs (a heartbeat
-    that meets the scheduler closing) stay out of rpp's stderr."""
+    they end when rpp does). A dead worker is an error at once (no silent re-run), and so is
+    a cluster that does not start (a worker killed while it starts); Dask's own warnings (a
+    busy dashboard port, large payloads) and its workers' logs (a heartbeat that meets the
+    scheduler closing) stay out of rpp's stderr."""
     dask, distributed = modules
     quiet = logging.getLogger("distributed")
     stack.callback(quiet.setLevel, quiet.level)
@@ -136,6 +137,9 @@ def _start_local(modules: tuple[Any, Any], n: int, stack: ExitStack) -> Any:
                 n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                 silence_logs=logging.CRITICAL))
             return stack.enter_context(distributed.Client(cluster, direct_to_workers=True))
+    except Exception as err:  # noqa: BLE001 - whatever stopped it, one line
+        raise WorkerDied(f"--dask local:{n}: the local cluster did not start "
+                         f"({type(err).__name__}: {err})") from None
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C held back is raised now
 
