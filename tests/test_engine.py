@@ -91,12 +91,15 @@ def _engine_inside(x: int) -> tuple[str, list[int]]:
     return type(current()).__name__, list(current().imap(_square, [x, x + 1]))
 
 
-def test_work_a_dask_shard_shards_itself_runs_inline_on_its_worker(dask_engine):
-    """A worker of the local cluster is a fork of the process that started it, engine and
-    all: a shard that shards work (rpp meta's jobs evaluate runs) runs it inline there, as
-    on -j's workers, instead of starting a cluster inside the worker."""
-    assert list(dask_engine.imap(_engine_inside, [2, 3])) == [("Inline", [4, 9]),
-                                                             ("Inline", [9, 16])]
+def test_work_a_dask_shard_shards_itself_runs_inline_on_its_worker():
+    """A worker of a local cluster is a fork of the process that started it, which may hold
+    an engine then (here an outer session's; a worker the nanny restarts holds the Dask
+    engine itself): a shard that shards work (rpp meta's jobs evaluate runs) runs it inline
+    there, as on -j's workers, never on the engine it inherited."""
+    with session(2):
+        with session(1, "local:2") as engine:
+            assert list(engine.imap(_engine_inside, [2, 3])) == [("Inline", [4, 9]),
+                                                                ("Inline", [9, 16])]
 
 
 def test_the_output_is_written_by_forks_of_this_machine_only():
