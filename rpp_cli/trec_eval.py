@@ -85,7 +85,7 @@ def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions) -> Trec
     per_query = trec.evaluate(qrels, run, requests, opts.level, opts.judged_only,
                               opts.num_docs_in_coll, compaction)
     n_complete = len(judgments.qids) if opts.complete else None
-    num_rel_all = int(np.count_nonzero(judgments.grade > 0))  # -c's num_rel: every qrels line
+    num_rel_all = trec.complete_num_rel(judgments.grade)  # -c's num_rel: every qrels line
     return tabulate(requests, ranked, per_query, opts, retrieved.runid, n_complete, num_rel_all)
 
 

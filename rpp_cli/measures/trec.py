@@ -663,11 +663,17 @@ def compute(ctx, measures) -> None:
                 ctx.metrics[shown] = values
 
 
+def complete_num_rel(grade: np.ndarray) -> int:
+    """num_rel's ``all`` under trec_eval -c (m_num_rel.c): every judgment of the qrels with a
+    grade > 0 (atol; NaN: not judged there), whatever the relevance level."""
+    return int(np.count_nonzero(np.trunc(np.nan_to_num(grade, nan=0.0)) > 0))
+
+
 def _complete_num_rel(ctx, shown: str, grade: np.ndarray, summed: np.ndarray) -> np.ndarray:
-    """num_rel's ``all`` as trec_eval -c prints it: every judgment with a grade > 0 (atol),
-    whatever the relevance level (m_num_rel.c), which under ``-l 2`` or more is not the sum of
-    the per-query lines (``summed``): a note says so then."""
-    count = float(np.count_nonzero(np.trunc(np.nan_to_num(grade, nan=0.0)) > 0))
+    """num_rel's ``all`` for every run as trec_eval -c prints it (:func:`complete_num_rel`),
+    which under ``-l 2`` or more is not the sum of the per-query lines (``summed``): a note
+    says so then."""
+    count = float(complete_num_rel(grade))
     if np.any(summed != count):
         ctx.notes.append(f"{shown}: its 'all' line counts every judgment with a grade > 0 "
                          f"({count:.0f}), as trec_eval -c does whatever the level, not the sum "
