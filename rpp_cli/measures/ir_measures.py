@@ -44,14 +44,30 @@ OWN = {
 }
 NOT_TREC = {"RBP", "Compat", "INST", "INSQ", "alpha_nDCG", "NERR", "SDCG", "accuracy", "BPM",
             "EPM", "Precision"}
+# ir_measures measures rpp has under a name and a definition of its own: what to type instead
+RPP_SPELLING = {
+    "RBP": "rpp's RBP is rbp.P (e.g. rbp.0.8), binary (grade > 0, or >= -l) with its residual "
+           "rbp_res.P; ir_measures' RBP (trectools) weighs each item by its grade and averages "
+           "the weights of tied scores",
+    "alpha_nDCG": "rpp's is alpha-nDCG@k (ndeval v4.5, alpha 0.5), with --subtopics",
+}
 GDEVAL_MAX_GRADE = 4  # gdeval.pl's $MAX_JUDGMENT: R_i = (2^g - 1) / 2^4
 _SYNTAX = re.compile(r"(?P<name>[A-Za-z_]+)(\(rel=(?P<rel>\d+)\))?(@(?P<cut>[0-9.]+))?")
+_ANY_PARAMETERS = re.compile(r"(?P<name>[A-Za-z_]+)(\([^()]*\))?(@[0-9.]+)?")  # RBP(p=0.8)@10
+
+
+def _not_in_rpp(name: str) -> str | None:
+    """The ir_measures measure ``name`` names, with any parameters, when rpp lacks it."""
+    m = _ANY_PARAMETERS.fullmatch(name)
+    return m["name"] if m and m["name"] in NOT_TREC else None
 
 
 def is_alias(name: str) -> bool:
     """True when ``name`` is written in ir_measures' syntax (and not trec_eval's)."""
+    if _not_in_rpp(name):
+        return True
     m = _SYNTAX.fullmatch(name)
-    return bool(m) and (m["name"] in ALIASES or m["name"] in OWN or m["name"] in NOT_TREC) and (
+    return bool(m) and (m["name"] in ALIASES or m["name"] in OWN) and (
         "@" in name or "(" in name or m["name"] not in ("P", "Rprec", "infAP"))
 
 
@@ -63,11 +79,14 @@ def is_own(name: str) -> bool:
 
 def translate(name: str) -> tuple[str, int | None]:
     """The trec_eval spelling of an ir_measures name, and its relevance level (None: -l's)."""
-    m = _SYNTAX.fullmatch(name)
-    if m["name"] in NOT_TREC:
+    missing = _not_in_rpp(name)
+    if missing in RPP_SPELLING:
+        raise InputError(f"measure '{name}': {RPP_SPELLING[missing]}")
+    if missing is not None:
         raise InputError(f"measure '{name}' is ir_measures' own and not in rpp: rpp computes "
                          "trec_eval's measures and RR@k, Judged@k, ERR@k (rpp measures lists "
                          "them)")
+    m = _SYNTAX.fullmatch(name)
     plain, cut = ALIASES[m["name"]]
     if m["cut"] is None:
         if plain is None:

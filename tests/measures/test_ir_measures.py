@@ -35,8 +35,18 @@ def test_rel_level_is_pytrec_evals_relevance_level():
 
 @pytest.mark.parametrize("name, message", [
     ("ndgc", "unknown measure 'ndgc' (did you mean ndcg, Rndcg?) (rpp measures lists them all)"),
-    ("RBP", "measure 'RBP' is ir_measures' own and not in rpp: rpp computes trec_eval's "
-            "measures and RR@k, Judged@k, ERR@k (rpp measures lists them)"),
+    ("INST", "measure 'INST' is ir_measures' own and not in rpp: rpp computes trec_eval's "
+             "measures and RR@k, Judged@k, ERR@k (rpp measures lists them)"),
+    ("INST(T=1)@10", "measure 'INST(T=1)@10' is ir_measures' own and not in rpp: rpp computes "
+                     "trec_eval's measures and RR@k, Judged@k, ERR@k (rpp measures lists them)"),
+    ("RBP(p=0.8)", "measure 'RBP(p=0.8)': rpp's RBP is rbp.P (e.g. rbp.0.8), binary (grade > 0, "
+                   "or >= -l) with its residual rbp_res.P; ir_measures' RBP (trectools) weighs "
+                   "each item by its grade and averages the weights of tied scores"),
+    ("RBP@10", "measure 'RBP@10': rpp's RBP is rbp.P (e.g. rbp.0.8), binary (grade > 0, or >= "
+               "-l) with its residual rbp_res.P; ir_measures' RBP (trectools) weighs each item "
+               "by its grade and averages the weights of tied scores"),
+    ("alpha_nDCG(alpha=0.5)@20", "measure 'alpha_nDCG(alpha=0.5)@20': rpp's is alpha-nDCG@k "
+                                 "(ndeval v4.5, alpha 0.5), with --subtopics"),
     ("runid", "measure 'runid' is text, not a number: rpp trec-eval prints it"),
     ("NumRel@5", "measure 'NumRel@5': NumRel takes no cutoff in trec_eval"),
     ("ERR", "measure 'ERR' needs a cutoff, e.g. ERR@20"),
