@@ -76,7 +76,7 @@ def _run_text(name: str, run) -> str:
     if _is_frame(run):
         q, d, s = _frame_columns(run, f"run {name}", ("score",))
     elif isinstance(run, Mapping):
-        rows = [(str(q), str(d), repr(float(s))) for q, docs in run.items()
+        rows = [(str(q), str(d), _score_text(name, q, d, s)) for q, docs in run.items()
                 for d, s in docs.items()]
         q, d, s = ([r[i] for r in rows] for i in range(3))
     else:
@@ -84,6 +84,18 @@ def _run_text(name: str, run) -> str:
     n = len(q)
     return _put(f"run {name}", _lines(f"run {name}", [q, ["Q0"] * n, d, ["0"] * n, s,
                                                       [str(name)] * n]))
+
+
+def _score_text(name: str, qid, docno, score) -> str:
+    """A run dict's score as text the reader parses back to the same double; anything that is
+    not a number (a bool, a word) is the reader's InputError, not Python's ValueError."""
+    try:
+        if isinstance(score, bool):
+            raise TypeError
+        return repr(float(score))
+    except (TypeError, ValueError):
+        raise InputError(f"run {name}: score {score!r} of query {qid}, document {docno} is not "
+                         "a number") from None
 
 
 def _is_frame(obj) -> bool:

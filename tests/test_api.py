@@ -184,6 +184,19 @@ def test_dataframe_errors_name_the_columns():
         rpp_cli.evaluate(qrels, {"a": bad, "b": runs["a"]})
 
 
+@pytest.mark.parametrize("score", ["x", True, None, [1.0]])
+def test_a_run_dict_score_that_is_not_a_number_is_an_input_error(score):
+    with pytest.raises(InputError, match=f"run a: score {re.escape(repr(score))} of query q1, "
+                                         "document d1 is not a number"):
+        rpp_cli.evaluate({"q1": {"d1": 1}}, {"a": {"q1": {"d1": score}}, "b": {"q1": {"d1": 1}}})
+
+
+def test_a_run_dict_score_may_be_numeric_text_or_an_integer():
+    got = rpp_cli.evaluate({"q1": {"d1": 1, "d2": 0}}, {"a": {"q1": {"d1": "2.5", "d2": 3}},
+                                                        "b": {"q1": {"d1": 1.0}}}, "map")
+    assert [r["value"] for r in got.records()] == [0.5, 1.0]
+
+
 def test_a_measure_name_is_one_measure():
     qrels, runs = _dicts()
     one = rpp_cli.evaluate(qrels, runs, "map").records()
