@@ -14,7 +14,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dataclass_field
 
 import numpy as np
 
@@ -136,6 +136,8 @@ class Table:
     columns: dict[int, Column]
     line0: int = 0  # lines of the file before ``data`` (a piece of a streamed file)
     newlines: int = 0  # LF bytes in ``data``
+    # field -> its floats (or their error), parsed where the piece was split (split_stream)
+    parsed: dict[int, np.ndarray | InputError] = dataclass_field(default_factory=dict)
 
     @property
     def lines_in(self) -> int:
@@ -160,6 +162,11 @@ class Table:
     def floats(self, field: int, what: str, rows: np.ndarray | None = None) -> np.ndarray:
         """Field ``field`` as finite float64 (C's strtod of the whole field); the first bad
         value is an InputError naming its line."""
+        if rows is None and field in self.parsed:
+            done = self.parsed[field]
+            if isinstance(done, InputError):
+                raise done
+            return done
         col = self.columns[field] if rows is None else self.columns[field].take(rows)
         return floats(col, what, self.path,
                       lambda bad: self.line(bad if rows is None else int(rows[bad])))
@@ -276,7 +283,8 @@ def split(path: str, fields: tuple[int, ...], counts: tuple[int, ...], kind: str
 
 
 def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
-                 kind: str, threads: int = 1) -> Iterator[Table]:
+                 kind: str, threads: int = 1,
+                 floats: tuple[int, str] | None = None) -> Iterator[Table]:
     """:func:`split`, a piece of about WINDOW_BYTES (whole lines) at a time, so that memory
     holds a few windows of the file, never all of it: the same rows, errors and line numbers
     (Table.line0 counts the lines before a piece). With ``threads`` > 1, a window is cut in
@@ -284,7 +292,8 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
     codes the window before; the file is still read, and gunzipped, in order by one thread. As
     when the file is read whole, the source's own errors (size limit, corrupt gzip) come
     before the tokenizer's: after a tokenizer error the rest is read, not kept, and then the
-    error raised."""
+    error raised. ``floats`` (field, what it is): that field is parsed as Table.floats parses it
+    where each piece is split (on the pool), so the caller's thread only takes the result."""
     with _AGAIN_LOCK:
         held = _AGAIN.pop(path, None)
     chunks = [held] if held is not None else source_chunks(path, max_input_bytes())
@@ -301,12 +310,12 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
 
     if threads < 2:
         for pieces in _buffers(chunks, WINDOW_BYTES, state):
-            yield from emit(_split_each(path, pieces, fields, counts, kind))
+            yield from emit(_split_each(path, pieces, fields, counts, kind, floats))
     else:
         with ThreadPoolExecutor(threads, thread_name_prefix="rpp-split") as pool:
             before: list = []  # the buffer before, being split while its own is coded
             for pieces in _buffers(chunks, max(1, WINDOW_BYTES // threads), state):
-                now = [pool.submit(_split_one, path, piece, fields, counts, kind)
+                now = [pool.submit(_split_one, path, piece, fields, counts, kind, floats)
                        for piece in pieces]
                 yield from emit(future.result() for future in before)
                 before = now if state["failed"] is None else []
@@ -349,17 +358,25 @@ def _buffers(chunks: Iterable[bytes], piece_bytes: int, state: dict) -> Iterator
 
 
 def _split_one(path: str, piece: tuple, fields: tuple[int, ...], counts: tuple[int, ...],
-               kind: str) -> Table:
-    """The Table of one piece (data, line0, newlines) of a streamed file."""
+               kind: str, floats: tuple[int, str] | None = None) -> Table:
+    """The Table of one piece (data, line0, newlines) of a streamed file, with the field
+    ``floats`` names parsed (see :func:`split_stream`)."""
     data, base, newlines = piece
-    return _split_piece(path, data, fields, counts, kind, False, base, newlines)
+    table = _split_piece(path, data, fields, counts, kind, False, base, newlines)
+    if floats is not None and len(table):
+        try:
+            table.parsed[floats[0]] = table.floats(*floats)
+        except InputError as err:
+            table.parsed[floats[0]] = err.with_traceback(None)  # no frame kept alive
+    return table
 
 
 def _split_each(path: str, pieces: list[tuple], fields: tuple[int, ...],
-                counts: tuple[int, ...], kind: str) -> Iterator[Table]:
+                counts: tuple[int, ...], kind: str,
+                floats: tuple[int, str] | None) -> Iterator[Table]:
     """The Tables of ``pieces``, one after the other, each when it is asked for."""
     for piece in pieces:
-        yield _split_one(path, piece, fields, counts, kind)
+        yield _split_one(path, piece, fields, counts, kind, floats)
 
 
 def _with_end(chunks: Iterable[bytes]) -> Iterator[tuple[bool, bytes]]:

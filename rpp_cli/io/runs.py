@@ -37,6 +37,8 @@ class Run:
     untagged: int | None = None  # the first row without a 6th field (ndeval needs every tag)
     first_rows: np.ndarray | None = None  # (S,) int64 file row of each stretch's first row
     # (None: the rows are the whole file's, first_rows is stretch_starts)
+    docno_starts: np.ndarray | None = None  # (rows,) int64 ascending offsets of the docnos in
+    # docno_bytes, for a part that shares its batch's buffer (None: back to back)
 
     def __len__(self) -> int:
         return len(self.score)
@@ -51,6 +53,8 @@ class Run:
     @cached_property
     def docno(self) -> Column:
         """The docnos as a Column (offsets summed once, on first use)."""
+        if self.docno_starts is not None:
+            return Column(self.docno_bytes, self.docno_starts, self.docno_lens.astype(np.int32))
         return packed_column(self.docno_bytes, self.docno_lens)
 
     def per_row(self, values: np.ndarray) -> np.ndarray:
@@ -63,10 +67,11 @@ class Run:
 
     def by_queries(self, rows: int) -> Iterator["Run"]:
         """The run as runs of whole queries of about ``rows`` rows each (itself when it is
-        not much larger), in order of the queries' first rows, each with its docnos' bytes
-        copied out: a run held whole (standard input) is then joined a batch at a time too,
-        so the join's own arrays are those of a batch, not of the file."""
-        if len(self) <= 2 * rows:
+        not much larger), in order of the queries' first rows. Each part reads its docnos in
+        this run's buffer (no byte is copied; its offsets ascend, as a part's stretches keep
+        their file order), so a run held whole (standard input) is joined a part at a time,
+        with the join's own arrays those of a part, not of the file."""
+        if len(self) <= 2 * rows or self.docno_starts is not None:
             yield self
             return
         length = np.diff(self.stretch_starts, append=len(self))  # rows of each stretch
@@ -89,9 +94,9 @@ class Run:
             within = np.cumsum(lens, dtype=np.int64) - lens
             within -= np.repeat(within[into], n)
             starts = np.repeat(byte_at[sel], n) + within
-            docno = Column(self.docno_bytes, starts, lens.astype(np.int32)).compact()
-            yield Run(self.path, self.tag, qid[sel], into, self.qid_values, docno.data, lens,
-                      self.score[row], self.lines, first_rows=first[sel])
+            yield Run(self.path, self.tag, qid[sel], into, self.qid_values, self.docno_bytes,
+                      lens, self.score[row], self.lines, first_rows=first[sel],
+                      docno_starts=starts)
 
     @property
     def qid_codes(self) -> np.ndarray:
@@ -101,8 +106,9 @@ class Run:
     def docno_line(self) -> Callable[[int], int]:
         """The line of the row whose docno is at an offset in :attr:`docno_bytes`, for
         messages once the rows are reordered (keeps the lengths and lines, not the run)."""
-        starts, at, first, lines = (packed_starts(self.docno_lens), self.stretch_starts,
-                                    self.first_rows, self.lines)
+        starts = packed_starts(self.docno_lens) if self.docno_starts is None \
+            else self.docno_starts
+        at, first, lines = self.stretch_starts, self.first_rows, self.lines
         return lambda offset: lines.line(_file_row(at, first, int(np.searchsorted(
             starts, offset, side="right")) - 1))
 
@@ -201,7 +207,8 @@ class RunStream:
         fields = (0, 2, 3, 4, 5) if self.keep_rank else (0, 2, 4, 5)
         pending = _Pending(self.keep_rank)
         bad, last_qid, check_at = None, -1, BATCH_ROWS
-        for table in split_stream(self.path, fields, (5, 6), RUN_FORMAT, self.threads):
+        for table in split_stream(self.path, fields, (5, 6), RUN_FORMAT, self.threads,
+                                  floats=(4, "score")):
             if bad is not None or len(table) == 0:
                 continue
             try:
