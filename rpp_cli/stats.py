@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .core import permuted_sums
 from .errors import InputError
 from .pipeline import Options, default_measures, evaluate_runs
 from .measures import PREFERENCE, resolve
@@ -33,7 +34,8 @@ def checked_seed(seed: object) -> int:
 _RELATIVE_EPS = 100 * np.finfo(np.float64).eps
 # Elements of the largest temporary array of a permutation loop (32 MiB of float64).
 _CHUNK_ELEMENTS = 1 << 22
-# Elements of the per-query arrays of the HSD loop (128 KiB): small enough to stay in cache.
+# Elements of a block of HSD sums, trials x pairs (128 KiB: a trial's row stays in cache).
+# It also fixes which random draws fill which trial, so p-values depend on it: keep it.
 _CACHE_ELEMENTS = 1 << 14
 
 
@@ -107,24 +109,18 @@ def hsd(values: np.ndarray, permutations: int, rng: np.random.Generator) -> np.n
     """
     n_q, n_runs = values.shape[:2]
     observed = np.abs(pair_values(values).mean(axis=0))
+    values = np.ascontiguousarray(values, dtype=np.float64)  # once, not for every block
     ia, ib = np.triu_indices(n_runs, 1)
+    pairs = np.stack((ia, ib), axis=1) if values.ndim == 3 else None
     width = len(ia) if values.ndim == 3 else n_runs
-    step = max(1, _CACHE_ELEMENTS // max(width, 1))
+    step = max(1, _CACHE_ELEMENTS // max(width, 1))  # trials a block (the same random draws
+    # as when each block was summed query by query in numpy)
     count = np.zeros(len(ia), dtype=np.int64)
     for lo in range(0, permutations, step):
         b = min(step, permutations - lo)
         # perm[q, t, r]: the run whose values fill slot r of query q in trial t
         perm = rng.permuted(np.broadcast_to(np.arange(n_runs), (n_q, b, n_runs)), axis=2)
-        sums = np.zeros((b, width))
-        for q in range(n_q):  # one query at a time keeps its values and indices in cache
-            p = perm[q]
-            if values.ndim == 3:
-                idx = p[:, ia]
-                idx *= n_runs
-                idx += p[:, ib]
-                sums += values[q].take(idx)
-            else:
-                sums += values[q].take(p)
+        sums = permuted_sums(values, perm, pairs)  # (b, width), the kernel's one pass
         if values.ndim == 3:
             maxima = np.abs(sums).max(axis=1) / n_q
         else:

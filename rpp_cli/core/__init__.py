@@ -6,6 +6,7 @@
     Dictionary   exact (key, bytes) -> dense code, compared byte for byte  (here, _kernel.c)
     rank_rows    rows -> query asc, score desc, docno desc (bytes)         (here, _kernel.c)
     interleave   pairs of rankings -> offline-interleaving sums per query   (here, _kernel.c)
+    permuted_sums a randomized Tukey HSD's sums per trial                   (here, _kernel.c)
     format_rows  coded rows -> the report's lines (fixed decimals, "C" locale) (_kernel.c)
 
 Identity of ids is decided by comparing bytes; hashes only find candidates. The kernel
@@ -22,8 +23,8 @@ from ._kernel import format_rows, nested_dicts
 from .table import Column, Table, column_of, line_at, read_bytes, split
 
 __all__ = ["INTERLEAVINGS", "Column", "Dictionary", "Table", "column_of", "first_seen",
-           "format_rows", "group_positions", "interleave", "line_at", "nested_dicts", "rank_rows",
-           "read_bytes", "split"]
+           "format_rows", "group_positions", "interleave", "line_at", "nested_dicts",
+           "permuted_sums", "rank_rows", "read_bytes", "split"]
 
 
 class Dictionary:
@@ -148,7 +149,7 @@ def interleave(docs: np.ndarray, bounds: np.ndarray, pairs: np.ndarray, relevant
     and b first (1), and (P, Q) N, the items in the interleaving (measures/interleaving.py
     normalises). Bad arguments raise (the kernel checks every index before its loop).
     """
-    docs, bounds, pairs = (_integers(x, name) for x, name in
+    docs, bounds, pairs = (_integers(x, f"interleave: {name}") for x, name in
                            ((docs, "docs"), (bounds, "bounds"), (pairs, "pairs")))
     relevant, cumulative = np.asarray(relevant), np.asarray(cumulative)
     if bounds.ndim != 2 or pairs.ndim != 2 or pairs.shape[1] != 2 or cumulative.ndim != 2:
@@ -165,9 +166,33 @@ def interleave(docs: np.ndarray, bounds: np.ndarray, pairs: np.ndarray, relevant
     return sums, n
 
 
+def permuted_sums(values: np.ndarray, perm: np.ndarray, pairs: np.ndarray | None = None
+                  ) -> np.ndarray:
+    """(B, P) per-trial sums of a randomized Tukey HSD, in one kernel call.
+
+    ``values`` is (Q, R, R) (a preference measure per query; ``pairs`` (P, 2) the run pairs
+    (a, b)) or (Q, R) (a metric; no pairs, P = R); ``perm`` (Q, B, R) relabels the runs of
+    each query in each trial. sums[t, k] = Σ_q values[q, perm[q, t, a_k], perm[q, t, b_k]]
+    (a metric: Σ_q values[q, perm[q, t, k]]), the queries added in order from 0.0: the same
+    bits as a numpy loop over the queries. Bad arguments raise (every index is checked)."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    perm = _integers(perm, "permuted_sums: perm")
+    if perm.ndim != 3 or values.ndim not in (2, 3) or values.shape[0] != perm.shape[0] \
+            or values.shape[1:] != (perm.shape[2],) * (values.ndim - 1) \
+            or (pairs is None) != (values.ndim == 2):
+        raise ValueError("permuted_sums: values must be (Q, R, R) with pairs or (Q, R) without, "
+                         "perm (Q, B, R)")
+    pairs = np.zeros((0, 2), dtype=np.int64) if pairs is None \
+        else _integers(pairs, "permuted_sums: pairs")
+    n_runs, trials = perm.shape[2], perm.shape[1]
+    sums = np.empty((trials, len(pairs) if values.ndim == 3 else n_runs))
+    _kernel.permuted_sums(values, perm, n_runs, trials, pairs, sums)
+    return sums
+
+
 def _integers(x: np.ndarray, name: str) -> np.ndarray:
     """``x`` as a contiguous int64 array; anything but integers is a TypeError (never cast)."""
     x = np.asarray(x)
     if x.dtype.kind not in "iu":
-        raise TypeError(f"interleave: {name} must be integers, got {x.dtype}")
+        raise TypeError(f"{name} must be integers, got {x.dtype}")
     return np.ascontiguousarray(x, dtype=np.int64)

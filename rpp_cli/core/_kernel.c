@@ -9,6 +9,7 @@
  *   interleave   offline interleaving of pairs of rankings: per query, the click-weighted
  *                preference of each balanced or team-draft interleaving
  *                (measures/interleaving.py)
+ *   permuted_sums the per-trial sums of a randomized Tukey HSD (stats.py)
  *   format_rows  the report's lines: names and values printed with fixed decimals
  *
  * Every function takes and fills flat buffers (numpy arrays, bytes) and knows nothing of
@@ -57,6 +58,16 @@ static Py_buffer *view(Views *vs, PyObject *obj, Py_ssize_t itemsize, int writab
 
 static void release(Views *vs) {
     while (vs->n > 0) PyBuffer_Release(&vs->v[--vs->n]);
+}
+
+/* 1 when every x[i] is in [0, bound); else 0 with an IndexError saying `message`. */
+static int all_in_range(const int64_t *x, Py_ssize_t n, int64_t bound, const char *message) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (x[i] < 0 || x[i] >= bound) {
+            PyErr_SetString(PyExc_IndexError, message);
+            return 0;
+        }
+    return 1;
 }
 
 /* ---------------------------------------------------------------- split */
@@ -763,16 +774,9 @@ static PyObject *interleave(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "interleave: bounds outside docs or decreasing");
             goto done;
         }
-    for (Py_ssize_t i = 0; i < n_docs; i++)
-        if (docs[i] < 0 || docs[i] >= n_codes) {
-            PyErr_SetString(PyExc_IndexError, "interleave: code outside relevant");
-            goto done;
-        }
-    for (Py_ssize_t p = 0; p < 2 * n_pairs; p++)
-        if (pairs[p] < 0 || pairs[p] >= n_runs) {
-            PyErr_SetString(PyExc_IndexError, "interleave: run index out of range");
-            goto done;
-        }
+    if (!all_in_range(docs, n_docs, n_codes, "interleave: code outside relevant")
+        || !all_in_range(pairs, 2 * n_pairs, n_runs, "interleave: run index out of range"))
+        goto done;
     for (Py_ssize_t p = 0; p < n_pairs; p++)
         for (Py_ssize_t q = 0; q < nq; q++) {
             const int64_t *ba = bounds + pairs[2 * p] * (nq + 1) + q;
@@ -811,6 +815,64 @@ static PyObject *interleave(PyObject *self, PyObject *args) {
     result = Py_NewRef(Py_None);
 done:
     free(taken);
+    release(&vs);
+    return result;
+}
+
+/* ---------------------------------------------------------------- permuted_sums */
+
+/* permuted_sums(values, perm, n_runs, n_trials, pairs, sums_out) -> None
+ *
+ * The per-trial sums of a randomized Tukey HSD (stats.py): values is float64, Q blocks of
+ * R*R (a preference measure's (run, run) matrix per query) or of R (a metric's value per
+ * run); perm is int64 (Q, B, R), B = n_trials: perm[q, t] relabels the runs of query q in
+ * trial t.
+ * With pairs (int64 (a, b), flat; P pairs) and R*R blocks: sums_out[t*P + k] = Σ_q
+ * values[q][perm[q,t,a_k]][perm[q,t,b_k]]; with no pairs and R blocks: sums_out[t*R + r] =
+ * Σ_q values[q][perm[q,t,r]]. Each sum starts at 0.0 and adds the queries in ascending order,
+ * the additions a numpy loop over the queries makes, so the sums are the same bits. Every
+ * index is checked before the loop, which runs without the GIL. */
+static PyObject *permuted_sums(PyObject *self, PyObject *args) {
+    PyObject *val_o, *perm_o, *pairs_o, *sums_o;
+    Py_ssize_t R, B;
+    if (!PyArg_ParseTuple(args, "OOnnOO", &val_o, &perm_o, &R, &B, &pairs_o, &sums_o))
+        return NULL;
+    Views vs = {.n = 0};
+    PyObject *result = NULL;
+    Py_buffer *vv, *pv, *av, *sv;
+    if (!(vv = view(&vs, val_o, 8, 0, "values")) || !(pv = view(&vs, perm_o, 8, 0, "perm"))
+        || !(av = view(&vs, pairs_o, 8, 0, "pairs")) || !(sv = view(&vs, sums_o, 8, 1, "sums")))
+        goto done;
+    const double *values = vv->buf;
+    const int64_t *perm = pv->buf, *pairs = av->buf;
+    double *sums = sv->buf;
+    const Py_ssize_t P = count_of(av) / 2, block = P ? R * R : R, W = P ? P : R;
+    const Py_ssize_t Q = R > 0 ? count_of(vv) / block : 0;
+    if (R < 1 || B < 0 || count_of(av) % 2 || count_of(vv) != Q * block || count_of(pv) != Q * B * R
+        || count_of(sv) != B * W) {
+        PyErr_SetString(PyExc_ValueError, "permuted_sums: arrays of inconsistent lengths");
+        goto done;
+    }
+    if (!all_in_range(perm, count_of(pv), R, "permuted_sums: run index out of range")
+        || !all_in_range(pairs, 2 * P, R, "permuted_sums: pair index out of range"))
+        goto done;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < B; t++) {  /* a trial's row of sums stays in cache */
+        double *row = sums + t * W;
+        for (Py_ssize_t k = 0; k < W; k++) row[k] = 0.0;
+        for (Py_ssize_t q = 0; q < Q; q++) {
+            const int64_t *p = perm + (q * B + t) * R;
+            const double *v = values + q * block;
+            if (P)
+                for (Py_ssize_t k = 0; k < P; k++)
+                    row[k] += v[p[pairs[2 * k]] * R + p[pairs[2 * k + 1]]];
+            else
+                for (Py_ssize_t r = 0; r < R; r++) row[r] += v[p[r]];
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
     release(&vs);
     return result;
 }
@@ -1388,6 +1450,7 @@ static PyMethodDef methods[] = {
     {"parse_floats", parse_floats, METH_VARARGS, "tokens -> finite doubles"},
     {"rank", rank, METH_VARARGS, "order rows by query, score desc, docno desc"},
     {"interleave", interleave, METH_VARARGS, "offline interleaving of pairs of rankings"},
+    {"permuted_sums", permuted_sums, METH_VARARGS, "randomized Tukey HSD: sums per trial"},
     {"format_rows", format_rows, METH_VARARGS, "report lines: names and formatted values"},
     {NULL}
 };

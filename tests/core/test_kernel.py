@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rpp_cli.core import (PARALLEL_ROWS, Dictionary, _kernel, _key_cuts, column_of, interleave,
-                          rank_rows)
+                          permuted_sums, rank_rows)
 from rpp_cli.core.table import unsafe_kind
 
 from ..realistic import DOCNO_STYLES, _docnos
@@ -548,3 +548,61 @@ def test_gather_refuses_a_string_out_of_the_data():
     with pytest.raises(ValueError):
         _kernel.StrMap(1).intern(b"ab", big, np.array([2], dtype=np.int32), None,
                                  np.zeros(1, dtype=np.int64))
+
+
+# -- permuted_sums (randomized Tukey HSD) ---------------------------------------------------
+
+def _permuted_sums_by_numpy(values: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """The literal loop stats.hsd ran before the kernel: one query at a time, in numpy."""
+    n_q, trials, n_runs = perm.shape
+    ia, ib = np.triu_indices(n_runs, 1)
+    sums = np.zeros((trials, len(ia) if values.ndim == 3 else n_runs))
+    for q in range(n_q):
+        p = perm[q]
+        sums += values[q].take(p[:, ia] * n_runs + p[:, ib]) if values.ndim == 3 \
+            else values[q].take(p)
+    return sums
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 12), st.integers(1, 9), st.integers(2, 7), st.integers(0, 2**32 - 1),
+       st.sampled_from([1.0, 1e-300, 1e300]))
+def test_permuted_sums_are_the_bits_of_the_numpy_loop(n_q, trials, n_runs, seed, scale):
+    """Both kinds (a preference tensor with its pairs, a metric without), with signed zeros,
+    huge and tiny values: the same bits, as the queries are added in the same order."""
+    rng = np.random.default_rng(seed)
+    tensor = rng.normal(size=(n_q, n_runs, n_runs)) * scale
+    tensor[rng.random(tensor.shape) < 0.2] = -0.0
+    metric = rng.normal(size=(n_q, n_runs)) * scale
+    perm = rng.permuted(np.broadcast_to(np.arange(n_runs), (n_q, trials, n_runs)), axis=2)
+    pairs = np.stack(np.triu_indices(n_runs, 1), axis=1)
+    for values, with_pairs in ((tensor, pairs), (metric, None)):
+        got = permuted_sums(values, perm, with_pairs)
+        assert got.tobytes() == _permuted_sums_by_numpy(values, perm).tobytes()
+
+
+def test_permuted_sums_by_hand():
+    """Two queries, two trials, three runs; pair (0, 2): trial 0 keeps the labels, trial 1
+    swaps runs 0 and 2 on query 1 only."""
+    values = np.arange(18, dtype=np.float64).reshape(2, 3, 3)  # values[q, a, b] = 9q + 3a + b
+    perm = np.array([[[0, 1, 2], [0, 1, 2]], [[0, 1, 2], [2, 1, 0]]])
+    got = permuted_sums(values, perm, np.array([[0, 2]]))
+    assert got.tolist() == [[2.0 + 11.0], [2.0 + 15.0]]
+    assert permuted_sums(values[:, 0], perm).tolist() == [[9.0, 11.0, 13.0], [11.0, 11.0, 11.0]]
+
+
+def test_permuted_sums_refuses_bad_arguments():
+    values, perm = np.zeros((2, 3, 3)), np.zeros((2, 4, 3), dtype=np.int64)
+    pairs = np.array([[0, 1]])
+    with pytest.raises(ValueError, match="values must be"):
+        permuted_sums(values, perm)  # a tensor needs its pairs
+    with pytest.raises(ValueError, match="values must be"):
+        permuted_sums(values[:1], perm, pairs)  # queries differ
+    with pytest.raises(TypeError, match="permuted_sums: perm must be integers"):
+        permuted_sums(values, perm.astype(float), pairs)
+    with pytest.raises(IndexError, match="run index out of range"):
+        permuted_sums(values, perm + 3, pairs)
+    with pytest.raises(IndexError, match="pair index out of range"):
+        permuted_sums(values, perm, pairs - 1)
+    with pytest.raises(ValueError, match="inconsistent lengths"):
+        _kernel.permuted_sums(values, perm, 3, 5, pairs, np.empty((4, 1)))  # 5 trials, not 4
