@@ -186,7 +186,8 @@ def permuted_sums(values: np.ndarray, perm: np.ndarray, pairs: np.ndarray | None
         else _integers(pairs, "permuted_sums: pairs")
     n_runs, trials = perm.shape[2], perm.shape[1]
     sums = np.empty((trials, len(pairs) if values.ndim == 3 else n_runs))
-    _kernel.permuted_sums(values, perm, n_runs, trials, pairs, sums)
+    if sums.size:  # (a tensor with no pair has nothing to sum: the kernel reads P = 0 as R)
+        _kernel.permuted_sums(values, perm, n_runs, trials, pairs, sums)
     return sums
 
 

@@ -848,8 +848,8 @@ static PyObject *permuted_sums(PyObject *self, PyObject *args) {
     double *sums = sv->buf;
     const Py_ssize_t P = count_of(av) / 2, block = P ? R * R : R, W = P ? P : R;
     const Py_ssize_t Q = R > 0 ? count_of(vv) / block : 0;
-    if (R < 1 || B < 0 || count_of(av) % 2 || count_of(vv) != Q * block || count_of(pv) != Q * B * R
-        || count_of(sv) != B * W) {
+    if (R < 1 || B < 0 || count_of(av) % 2 || count_of(vv) != Q * block
+        || count_of(pv) != Q * B * R || count_of(sv) != B * W) {
         PyErr_SetString(PyExc_ValueError, "permuted_sums: arrays of inconsistent lengths");
         goto done;
     }

@@ -589,6 +589,9 @@ def test_permuted_sums_by_hand():
     got = permuted_sums(values, perm, np.array([[0, 2]]))
     assert got.tolist() == [[2.0 + 11.0], [2.0 + 15.0]]
     assert permuted_sums(values[:, 0], perm).tolist() == [[9.0, 11.0, 13.0], [11.0, 11.0, 11.0]]
+    one_run = permuted_sums(np.zeros((2, 1, 1)), np.zeros((2, 2, 1), dtype=np.int64),
+                            np.zeros((0, 2), dtype=np.int64))
+    assert one_run.shape == (2, 0)  # no pair: nothing to sum, as the numpy loop gave
 
 
 def test_permuted_sums_refuses_bad_arguments():
