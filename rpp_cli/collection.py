@@ -164,9 +164,9 @@ def worst_case_positions(ranks: np.ndarray, pops: Populations,
 
 def positions_and_ties(ranks: np.ndarray, pops: Populations, corpus_size: np.ndarray | None
                        ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`worst_case_positions`, and (L,) whether at each member slot one run retrieved the
-    member at n - m_P + i, the place a run that missed it is given, while another run missed
-    it: the corpus size n ties the two there, where a larger corpus (or pref_eval, which ranks
+    """:func:`worst_case_positions`, and the queries (ascending) where at some member slot one
+    run retrieved the member at n - m_P + i, the place a run that missed it is given, while
+    another run missed it: the corpus size n ties the two there, where a larger corpus (or pref_eval, which ranks
     a missed item below every retrieved one) would prefer the run that retrieved it. That
     takes a run whose ranking holds every item of the query's corpus (contract §2) from that
     member down: a small pool, or runs that rerank one candidate list whose last candidate is
@@ -174,7 +174,8 @@ def positions_and_ties(ranks: np.ndarray, pops: Populations, corpus_size: np.nda
     pos, missed = _member_ranks(ranks, pops)
     bottom = _bottom(pops, corpus_size)
     tied = ((pos == bottom) & ~missed).any(axis=0) & missed.any(axis=0)
-    return np.where(missed, np.broadcast_to(bottom, pos.shape), pos), tied
+    return (np.where(missed, np.broadcast_to(bottom, pos.shape), pos),
+            np.unique(pops.seg_query[pops.member_seg[tied]]))
 
 
 def _member_ranks(ranks: np.ndarray, pops: Populations) -> tuple[np.ndarray, np.ndarray]:

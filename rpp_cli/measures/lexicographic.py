@@ -86,10 +86,8 @@ def compute(ctx, measures: list[Measure]) -> None:
     coll = ctx.collection
     pops = relevant_population(coll.item_query, coll.relevant)
     positions, tied = positions_and_ties(coll.ranks, pops, coll.corpus_size)
-    if tied.any():
-        ctx.notes.append(corpus_note([m.name for m in measures],
-                                     np.unique(pops.seg_query[pops.member_seg[tied]]),
-                                     coll.qids))
+    if len(tied):
+        ctx.notes.append(corpus_note([m.name for m in measures], tied, coll.qids))
     evaluated = coll.by_evaluated(pops)
     for m in measures:
         per_query = lexicographic(positions, evaluated, len(coll.evaluated),

@@ -192,8 +192,7 @@ def _pairwise_shard(shard: tuple) -> tuple[np.ndarray, np.ndarray]:
     renumbered from the shard's first."""
     ranks, pops, corpus_size, weights, uniform, n_queries = shard
     positions, tied = positions_and_ties(ranks, pops, corpus_size)
-    return (pairwise(positions, pops, weights, n_queries, uniform),
-            np.unique(pops.seg_query[pops.member_seg[tied]]))
+    return pairwise(positions, pops, weights, n_queries, uniform), tied
 
 
 @family("preference", across_runs=True)
