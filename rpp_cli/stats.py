@@ -116,13 +116,15 @@ def hsd(values: np.ndarray, permutations: int, rng: np.random.Generator) -> np.n
     step = max(1, _CACHE_ELEMENTS // max(width, 1))  # trials a block (the same random draws
     # as when each block was summed query by query in numpy)
     count = np.zeros(len(ia), dtype=np.int64)
-    block = np.empty((n_q, step, n_runs), dtype=np.int64)
+    block = np.empty((n_q, min(step, permutations), n_runs), dtype=np.int64)
     for lo in range(0, permutations, step):
         b = min(step, permutations - lo)
-        # perm[q, t, r]: the run whose values fill slot r of query q in trial t (drawn into a
-        # C-ordered array: the same draws as numpy's own layout, and no copy for the kernel)
+        # perm[q, t, r]: the run whose values fill slot r of query q in trial t, drawn into a
+        # C-ordered array (the same draws as numpy's own layout, which the kernel would copy);
+        # a last, shorter block gets one of its own
+        out = block if b == block.shape[1] else np.empty((n_q, b, n_runs), dtype=np.int64)
         perm = rng.permuted(np.broadcast_to(np.arange(n_runs), (n_q, b, n_runs)), axis=2,
-                            out=block if b == step else None)
+                            out=out)
         sums = permuted_sums(values, perm, pairs)  # (b, width), the kernel's one pass
         if values.ndim == 3:
             maxima = np.abs(sums).max(axis=1) / n_q
