@@ -6,11 +6,12 @@ do a closed pipe (141), Ctrl-C (130), a failed write (2) and a bug (70).
 """
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sys
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, NoReturn
+from typing import Any, Callable, Iterator, NoReturn, TextIO
 
 import click
 
@@ -161,7 +162,7 @@ def _run() -> int | str | None:
     guard_stderr()  # stderr closed or failing: notes are lost, results and status are not
     if sys.stdout is None:  # started with stdout closed (>&-)
         _cannot_write("standard output is closed")
-    _bytes_out()
+    own = _checked_stdout()
     status: int | str | None = 0
     try:
         cli.main(prog_name="rpp")
@@ -181,7 +182,7 @@ def _run() -> int | str | None:
         os._exit(EXIT_INTERNAL)
     try:
         sys.stdout.flush()
-        if sys.stdout is sys.__stdout__:  # the process's own stdout: errors can come at close
+        if sys.stdout is own:  # the process's own stdout: errors can come at close
             sys.stdout.close()
     except BrokenPipeError:
         _closed_pipe()
@@ -190,13 +191,25 @@ def _run() -> int | str | None:
     return status
 
 
-def _bytes_out() -> None:
-    """stdout writes UTF-8 whatever the locale or PYTHONIOENCODING say, and the bytes of an id
-    that are not UTF-8 as themselves: trec text carries ids byte for byte as trec_eval does,
-    the other formats are valid UTF-8 (report/escape.py), and no id can fail to encode."""
-    reconfigure = getattr(sys.stdout, "reconfigure", None)
-    if reconfigure is not None:
-        reconfigure(encoding="utf-8", errors="surrogateescape")
+def _checked_stdout() -> TextIO:
+    """The process's stdout as every writer needs it; returned so that :func:`_run` closes
+    only that one (tests hand click streams of their own).
+
+    UTF-8 whatever the locale or PYTHONIOENCODING say, with the bytes of an id that are not
+    UTF-8 as themselves: trec text carries ids byte for byte as trec_eval does, the other
+    formats are valid UTF-8 (report/escape.py), and no id can fail to encode. And buffered
+    even under ``python -u`` or PYTHONUNBUFFERED: its binary layer is then a raw file, whose
+    write may take part of the bytes (a full disk, a file-size limit, a non-blocking pipe),
+    and the text layer drops the rest without a word. A BufferedWriter writes every byte or
+    raises."""
+    out = sys.stdout
+    if isinstance(getattr(out, "buffer", None), io.RawIOBase):
+        out.flush()
+        out = sys.stdout = io.TextIOWrapper(io.BufferedWriter(out.detach()), encoding="utf-8",
+                                            errors="surrogateescape")
+    elif hasattr(out, "reconfigure"):
+        out.reconfigure(encoding="utf-8", errors="surrogateescape")
+    return out
 
 
 def _cannot_write(why: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -47,6 +48,51 @@ def test_full_disk_in_every_command(args):
                              timeout=60)
     assert res.returncode == 2, res.stderr
     assert res.stderr.splitlines()[-1] == "rpp: cannot write output: No space left on device"
+
+
+QRELS = str(DEMO / "qrels")
+PARTIAL_WRITE_CASES = {
+    **{f"eval {fmt}": ["eval", "-q", "--format", fmt, QRELS, *RUNS[:3]]
+       for fmt in ("trec", "jsonl", "csv", "matrix", "markdown", "latex")},
+    "compare human": ["compare", "--view", "human", "--permutations", "50", QRELS, *RUNS[:3]],
+    "levels": ["levels", QRELS, *RUNS[:2]],
+    "meta jsonl": ["meta", "--format", "jsonl", "--analysis", "power,agreement",
+                   "--permutations", "20", QRELS, *RUNS[:3]],
+    "measures": ["measures"],
+    "trec-eval": ["trec-eval", "-q", QRELS, RUNS[0]],
+    "ndeval": ["ndeval", str(DEMO / "qrels.subtopics"), RUNS[0]],
+    "help": ["eval", "--help"],
+}
+
+
+@pytest.mark.parametrize("unbuffered", [True, False], ids=["unbuffered", "buffered"])
+@pytest.mark.parametrize("case", PARTIAL_WRITE_CASES)
+def test_output_cut_short_is_an_error(tmp_path, case, unbuffered):
+    """A file-size limit of 1 KiB: the write that crosses it takes part of its bytes, the
+    next fails (EFBIG). Under ``python -u`` or PYTHONUNBUFFERED stdout's binary layer is a raw
+    file, whose text layer dropped the rest of a part-taken write without a word (exit 0 with
+    1 KiB of output); whatever the buffering, that is an error."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    out = tmp_path / "out"
+    with open(out, "wb") as sink:
+        res = subprocess.run(RPP + PARTIAL_WRITE_CASES[case], stdout=sink,
+                             stderr=subprocess.PIPE, text=True, timeout=60, env=env,
+                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE,
+                                                                   (1024, 1024)))
+    assert out.stat().st_size == 1024  # the output is larger: the limit cut it
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.splitlines()[-1] == "rpp: cannot write output: File too large"
+
+
+def test_unbuffered_output_is_whole_and_the_same():
+    """PYTHONUNBUFFERED changes no byte of the output."""
+    args = PARTIAL_WRITE_CASES["eval jsonl"]
+    outs = [subprocess.run(RPP + args, capture_output=True, timeout=60, check=True,
+                           env={**os.environ, "PYTHONUNBUFFERED": flag}).stdout
+            for flag in ("1", "")]
+    assert outs[0] == outs[1] and len(outs[0]) > 90_000
 
 
 def test_full_disk_for_small_output_too():
