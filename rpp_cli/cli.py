@@ -182,8 +182,8 @@ def _run() -> int | str | None:
         os._exit(EXIT_INTERNAL)
     try:
         sys.stdout.flush()
-        if sys.stdout is own:  # the process's own stdout: errors can come at close
-            sys.stdout.close()
+        if own is not None and sys.stdout is own:  # errors can come at close
+            own.close()
     except BrokenPipeError:
         _closed_pipe()
     except OSError as err:
@@ -191,9 +191,9 @@ def _run() -> int | str | None:
     return status
 
 
-def _checked_stdout() -> TextIO:
-    """The process's stdout as every writer needs it; returned so that :func:`_run` closes
-    only that one (tests hand click streams of their own).
+def _checked_stdout() -> TextIO | None:
+    """The process's stdout as every writer needs it, returned so that :func:`_run` closes
+    it (None when stdout is another stream, a test's: that is left open).
 
     UTF-8 whatever the locale or PYTHONIOENCODING say, with the bytes of an id that are not
     UTF-8 as themselves: trec text carries ids byte for byte as trec_eval does, the other
@@ -203,11 +203,13 @@ def _checked_stdout() -> TextIO:
     and the text layer drops the rest without a word. A BufferedWriter writes every byte or
     raises."""
     out = sys.stdout
-    if isinstance(getattr(out, "buffer", None), io.RawIOBase):
+    if out is not sys.__stdout__:
+        return None
+    if isinstance(out.buffer, io.RawIOBase):
         out.flush()
         out = sys.stdout = io.TextIOWrapper(io.BufferedWriter(out.detach()), encoding="utf-8",
                                             errors="surrogateescape")
-    elif hasattr(out, "reconfigure"):
+    else:
         out.reconfigure(encoding="utf-8", errors="surrogateescape")
     return out
 

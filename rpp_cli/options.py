@@ -167,14 +167,25 @@ def permutation_options(what: str) -> Callable:
     return add
 
 
-def view_option(fn):
-    """``--view``: contract §7 lines (default) or aligned tables for people."""
-    return click.option("--view", type=click.Choice(VIEWS), default="trec",
-                        show_default=True,
-                        help="human: aligned tables for people instead of --format; "
-                             "trec: as --format says; paper (compare): one row per run with "
-                             "the best in bold and significance letters, in --format latex "
-                             "or markdown.")(fn)
+_VIEW_HELP = {
+    "trec": "trec: as --format says",
+    "human": "human: aligned tables for people (--format stays trec)",
+    "paper": "paper: one row per run with the best in bold and significance letters, in "
+             "--format latex or markdown",
+}
 
 
-VIEWS = ("trec", "human", "paper")
+def view_option(*views: str) -> Callable:
+    """``--view`` with the views a command has: contract §7 lines (default), aligned tables
+    for people, or (compare) a paper's table."""
+    return click.option("--view", type=click.Choice(views), default="trec", show_default=True,
+                        help="; ".join(_VIEW_HELP[v] for v in views) + ".")
+
+
+def check_view(view: str, fmt: str) -> None:
+    """A --format that the view would not print is an error, never dropped in silence."""
+    if view == "human" and fmt != "trec":
+        raise InputError(f"--view human prints aligned tables of its own: --format {fmt} "
+                         "is for --view trec")
+    if view == "paper" and fmt not in ("latex", "markdown"):
+        raise InputError("--view paper needs --format latex or markdown")

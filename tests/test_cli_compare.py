@@ -238,3 +238,58 @@ def test_paper_view_bold_best_and_significance_letters():
     assert "\\textbf{" in tex and "$^{\\mathrm{bc}}$" in tex
     bad = rpp("compare", "--view", "paper", *args)
     assert bad.code == 2 and bad.err == "rpp: --view paper needs --format latex or markdown\n"
+
+
+def test_paper_view_letters_past_26_runs_are_one_run_each(tmp_path):
+    """28 runs: the 27th and 28th are aa and bb, so a cell's letters are separated by commas
+    (without them, 'aa' would be both {a, a...} and run 27); each letter names exactly the runs
+    compare reports as significantly beaten."""
+    from .conftest import parse_lines, rpp, write_qrels, write_run
+
+    queries = [f"1{q:02d}_1" for q in range(30)]
+    docs = [f"clueweb12-0{d:03d}wb-{d % 7:02d}-1{d:04d}" for d in range(40)]
+    qrels = write_qrels(tmp_path / "qrels", [(q, docs[k], 1) for q in queries
+                                             for k in range(0, 40, 4)])
+    rng = np.random.default_rng(7)
+    runs = []
+    for i in range(28):  # run i pushes the relevant documents down by about i/2 places
+        ranking = {}
+        for q in queries:
+            key = np.arange(40) + np.where(np.arange(40) % 4 == 0, i / 2, 0)
+            ranking[q] = [docs[k] for k in np.argsort(key + rng.random(40) * 3)]
+        runs.append(write_run(tmp_path / f"run{i:02d}", ranking))
+    args = ["-m", "ndcg", "--test", "ttest", qrels, *runs]
+    md = rpp("compare", "--view", "paper", "--format", "markdown", *args)
+    assert md.code == 0, md.err
+    rows = md.out.splitlines()[2:30]
+    letters = ["abcdefghijklmnopqrstuvwxyz"[i % 26] * (i // 26 + 1) for i in range(28)]
+    evidence = parse_lines(rpp("compare", "--precision", "10", *args).out)
+    seen_comma = False
+    for i, line in enumerate(rows):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[:2] == [f"({letters[i]})", f"run{i:02d}"]
+        sup = re.search(r"<sup>(.*)</sup>$", cells[2])
+        shown = sup.group(1).split(",") if sup else []
+        seen_comma |= len(shown) > 1
+        beaten = [letters[j] for j in range(28) if j != i
+                  and evidence[("ndcg_p", "all", f"run{i:02d}", f"run{j:02d}")] < 0.05
+                  and evidence[("ndcg_diff", "all", f"run{i:02d}", f"run{j:02d}")] > 0]
+        assert shown == beaten
+    assert seen_comma and "aa" in rows[0] and "bb" in rows[0]  # run00 beats runs 27 and 28
+
+
+@pytest.mark.parametrize("command", ["compare", "meta"])
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "latex"])
+def test_human_view_refuses_a_format_it_would_not_print(command, fmt):
+    """--view human prints aligned tables whatever --format says: a --format other than trec
+    beside it is an error, not dropped in silence."""
+    res = rpp(command, "--view", "human", "--format", fmt, QRELS, *RUNS[:2])
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == (f"rpp: --view human prints aligned tables of its own: --format {fmt} "
+                          "is for --view trec\n")
+
+
+def test_meta_has_no_paper_view():
+    res = rpp("meta", "--view", "paper", "--format", "latex", QRELS, *RUNS[:2])
+    assert res.returncode == 2 and res.stdout == ""
+    assert "'paper' is not one of 'trec', 'human'" in res.stderr

@@ -12,8 +12,9 @@ from ..report import table as table_report
 from ..report import write as write_report
 from ..stats import CORRECTIONS, TESTS, compare_runs, query_counts
 from ..report import paper as paper_report
-from ..options import (collection_arguments, input_options, output_options, permutation_options,
-                       print_notes, quiet_option, subtopics_option, view_option)
+from ..options import (check_view, collection_arguments, input_options, output_options,
+                       permutation_options, print_notes, quiet_option, subtopics_option,
+                       view_option)
 
 
 @click.command("compare")
@@ -27,7 +28,7 @@ from ..options import (collection_arguments, input_options, output_options, perm
               help="Adjust p-values over the run pairs of each measure.")
 @permutation_options("Random sign flips / label permutations.")
 @output_options
-@view_option
+@view_option("trec", "human", "paper")
 @subtopics_option
 @input_options
 @quiet_option
@@ -45,8 +46,7 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
     """
     if not 0 < alpha < 1:
         raise InputError(f"--alpha must be in (0, 1) (got {alpha:g})")
-    if view == "paper" and fmt not in ("latex", "markdown"):
-        raise InputError("--view paper needs --format latex or markdown")
+    check_view(view, fmt)
     notes: list[str] = []
     qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
     results, ctx, tested = compare_runs(qrels_path, run_paths, list(measures) or None,

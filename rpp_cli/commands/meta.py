@@ -12,8 +12,9 @@ from ..metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
 from ..report import plot
 from ..report import table as table_report
 from ..report import write as write_report
-from ..options import (collection_arguments, input_options, number_list, output_options,
-                       print_notes, quiet_option, seed_option, subtopics_option, view_option)
+from ..options import (check_view, collection_arguments, input_options, number_list,
+                       output_options, print_notes, quiet_option, seed_option, subtopics_option,
+                       view_option)
 
 
 @click.command("meta")
@@ -51,7 +52,7 @@ from ..options import (collection_arguments, input_options, number_list, output_
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
               help="Also draw the robustness curves (needs matplotlib). Default: no plot.")
 @output_options
-@view_option
+@view_option("trec", "human")
 @subtopics_option
 @input_options
 @quiet_option
@@ -71,6 +72,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
       robust_queries_12     \tall\trpp\t0.9120
       predictive_tau        \tall\trpp\tmap\t0.7733
     """
+    check_view(view, fmt)
     if plot_path:
         plot.check(plot_path)
     notes: list[str] = []

@@ -31,6 +31,7 @@ def cells(evaluation: Results, comparison: Results, columns: list[Column], alpha
     value = {(m, r): v for m, q, r, o, v in evaluation.rows() if q == ALL and o is None}
     pair = {(m, r, o): v for m, q, r, o, v in comparison.rows() if q == ALL and o is not None}
     letter = {run: _letter(i) for i, run in enumerate(runs)}
+    joiner = "" if len(runs) <= len(ascii_lowercase) else ","  # aa: {a, a}, or run 27?
     table = []
     for run in runs:
         row = []
@@ -38,7 +39,7 @@ def cells(evaluation: Results, comparison: Results, columns: list[Column], alpha
             v = value[(c.value_measure, run)]
             shown = [value[(c.value_measure, r)] for r in runs]
             best = v == (min(shown) if c.lower_is_better else max(shown))
-            beaten = "".join(letter[o] for o in runs if o != run
+            beaten = joiner.join(letter[o] for o in runs if o != run
                              and pair[(c.p_measure, run, o)] < alpha
                              and (pair[(c.effect_measure, run, o)] < 0 if c.lower_is_better
                                   else pair[(c.effect_measure, run, o)] > 0))
@@ -48,6 +49,7 @@ def cells(evaluation: Results, comparison: Results, columns: list[Column], alpha
 
 
 def _letter(i: int) -> str:
+    """Run i's letter: a..z, then aa..zz, aaa..."""
     return ascii_lowercase[i % 26] * (i // 26 + 1)
 
 
