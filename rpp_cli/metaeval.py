@@ -201,7 +201,7 @@ class Meta:
         # one per measure: what does not depend on the ordering (power, ties, signs)
         self.measured = list({s.measure: s for s in self.subjects[::-1]}.values())[::-1]
         names = list(dict.fromkeys(n for s in self.subjects for n in (s.measure, s.name)))
-        self.results = Results([], names)
+        self.results = Results([], names, subject="measure")
         self._index = {name: i for i, name in enumerate(names)}
         self.n_queries = len(self.subjects[0].values) if self.subjects else 0
         self._width = len(ctx.collection.run_names) ** 2  # widest per-sample row of a draw

@@ -98,6 +98,7 @@ class Results:
     runs: list[str]
     measures: list[str] = field(default_factory=list)
     _blocks: list[_Rows | _Grid] = field(default_factory=list)
+    subject: str = "run"  # what the run column holds, for tables' titles (meta: "measure")
 
     def add(self, measure: str, q: np.ndarray, r: np.ndarray, value: np.ndarray,
             o: np.ndarray | None = None) -> None:

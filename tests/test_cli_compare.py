@@ -293,3 +293,13 @@ def test_meta_has_no_paper_view():
     res = rpp("meta", "--view", "paper", "--format", "latex", QRELS, *RUNS[:2])
     assert res.returncode == 2 and res.stdout == ""
     assert "'paper' is not one of 'trec', 'human'" in res.stderr
+
+
+@pytest.mark.parametrize("fmt", ["matrix", "markdown", "latex"])
+def test_meta_tables_name_measures_not_runs(fmt):
+    """meta's lines hold measures where eval's hold runs: its tables say so."""
+    res = rpp("meta", "-Q", "--analysis", "power,agreement", "-m", "rpp", "-m", "map",
+              "--permutations", "50", "--format", fmt, QRELS, *RUNS)
+    assert res.returncode == 0, res.stderr
+    assert "row measure vs column measure" in res.stdout and "per-measure values" in res.stdout
+    assert " run" not in res.stdout.replace("\\_", "_")  # no table calls a measure a run

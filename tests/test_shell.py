@@ -140,8 +140,7 @@ def test_version_names_what_a_bug_report_needs():
 def test_measures_lists_every_registry_entry_with_kind_and_parameters():
     lines = rpp("measures").out.splitlines()
     assert len(lines) == len(REGISTRY)
-    rows = {line.split("\t")[0].strip(): [f.strip() for f in line.split("\t")[1:]]
-            for line in lines}
+    rows = {line.split("\t")[0]: line.split("\t")[1:] for line in lines}  # no padding
     assert list(rows) == list(REGISTRY)
     assert all(len(r) == 3 and r[2] for r in rows.values())
     assert rows["rpp"][:2] == ["preference", "preference"]
@@ -158,8 +157,7 @@ def test_measures_reads_the_registry(monkeypatch):
                    parameters="none")
     monkeypatch.setitem(REGISTRY, fake.name, fake)
     assert rpp("measures").out.splitlines()[-1] == (
-        "zz_test               \tmetric    \tnowhere      \ta measure only this test knows; "
-        "parameters: none")
+        "zz_test\tmetric\tnowhere\ta measure only this test knows; parameters: none")
 
 
 def test_every_listed_measure_is_accepted_by_eval():

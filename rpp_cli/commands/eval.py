@@ -74,8 +74,9 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
 def measures_command() -> None:
     """List every measure that -m accepts.
 
-    One tab-separated line each: name, kind (preference: one value per pair of runs; metric:
-    one per run; set: a name for several measures), family, what it measures, parameters.
+    One tab-separated line each, fields unpadded (for awk -F'\\t' and cut): name, kind
+    (preference: one value per pair of runs; metric: one per run; set: a name for several
+    measures), family, what it measures, parameters.
     """
     from ..measures.ir_measures import spelling
 
@@ -84,5 +85,5 @@ def measures_command() -> None:
         params = f"; parameters: {m.parameters}" if m.parameters else ""
         alias = spelling(m.name) if m.trec is not None else None
         params += f"; ir_measures: {alias}, (rel=N) for a level" if alias else ""
-        lines.append(f"{m.name:<22}\t{m.kind:<10}\t{m.family:<13}\t{m.description}{params}\n")
+        lines.append(f"{m.name}\t{m.kind}\t{m.family}\t{m.description}{params}\n")
     click.echo("".join(lines), nl=False)

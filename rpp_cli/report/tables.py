@@ -30,14 +30,15 @@ class Table:
     cells: list[list[str | None]]
 
 
-def pair_title(measure: str, qid: str) -> str:
-    """Title of the square table of ``measure`` (parsed back by the tests)."""
-    return f"{measure} ({qid}): row run vs column run"
+def pair_title(measure: str, qid: str, subject: str = "run") -> str:
+    """Title of the square table of ``measure`` (parsed back by the tests); ``subject``: what
+    the rows and columns are (:attr:`Results.subject`)."""
+    return f"{measure} ({qid}): row {subject} vs column {subject}"
 
 
-def per_run_title(qid: str) -> str:
-    """Title of the per-run table of query ``qid``."""
-    return f"{PER_RUN} ({qid})"
+def per_run_title(qid: str, subject: str = "run") -> str:
+    """Title of the per-run (per-measure, for ``meta``) table of query ``qid``."""
+    return f"{PER_RUN} ({qid})" if subject == "run" else f"per-{subject} values ({qid})"
 
 
 def tables(results: Results, precision: int = 4, summary: bool = True) -> list[Table]:
@@ -55,13 +56,13 @@ def tables(results: Results, precision: int = 4, summary: bool = True) -> list[T
     for q in sorted(set(pairs) | set(singles)):
         for m, grid in sorted(pairs.get(q, {}).items()):
             cells = [[grid.get((r, o)) for o in range(len(runs))] for r in range(len(runs))]
-            out.append(Table(pair_title(measures[m], qids[q]), measures[m], list(runs),
-                             list(runs), cells))
+            out.append(Table(pair_title(measures[m], qids[q], results.subject), measures[m],
+                             list(runs), list(runs), cells))
         columns = sorted(singles.get(q, {}).items())
         if columns:
             cells = [[col.get(r) for _, col in columns] for r in range(len(runs))]
-            out.append(Table(per_run_title(qids[q]), "run", [measures[m] for m, _ in columns],
-                             list(runs), cells))
+            out.append(Table(per_run_title(qids[q], results.subject), results.subject,
+                             [measures[m] for m, _ in columns], list(runs), cells))
     return out
 
 
