@@ -143,46 +143,62 @@ def ideal_ranking(judgments: Judgments, alpha: float) -> np.ndarray:
 
     Items with the same subtopics have the same gain at every step, so the greedy runs over
     those classes (few per query), taking a class's items in descending docno order. Each
-    step depends on the last, so steps are a loop; each is numpy over all queries at once.
+    step depends on the last, so steps are a loop; each is numpy over the queries that still
+    have items, with the classes and subtopics they need: queries are taken most items first,
+    so those are a prefix, and one deep query does not make every step as wide as the widest.
     """
     n_queries = len(judgments.count)
     member = judgments.membership[:-1]
     items = np.flatnonzero(member.any(axis=1))
     if len(items) == 0:
         return np.full((n_queries, 0), -1, dtype=np.int64)
-    query = judgments.item_query[items]
-    classes, of_class = np.unique(np.column_stack([query, member[items]]).astype(np.int64),
-                                  axis=0, return_inverse=True)
+    # queries renumbered most items first: step s works on the first active[s] of them
+    by_items = np.argsort(-np.bincount(judgments.item_query[items], minlength=n_queries),
+                          kind="stable")
+    place = np.empty(n_queries, dtype=np.int64)
+    place[by_items] = np.arange(n_queries)
+    query = place[judgments.item_query[items]]
+    # classes: distinct (query, subtopics) rows, as bytes (the query big-endian, then the
+    # subtopic bits) so that np.unique sorts them by query and compares them exactly
+    key = np.hstack([query.astype(">u8").view(np.uint8).reshape(-1, 8),
+                     np.packbits(member[items], axis=1)])
+    key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1]))).ravel()
+    first_item, of_class = np.unique(key, return_index=True, return_inverse=True)[1:]
     of_class = of_class.ravel()
-    cls_query = classes[:, 0]
-    slot = np.arange(len(classes)) - np.searchsorted(cls_query, np.arange(n_queries))[cls_query]
-    width = int(slot.max()) + 1
-    pattern = np.zeros((n_queries, width, member.shape[1]), dtype=bool)
-    pattern[cls_query, slot] = classes[:, 1:].astype(bool)
+    cls_query = query[first_item]
+    first_class = np.searchsorted(cls_query, np.arange(n_queries + 1))
+    slot = np.arange(len(first_item)) - first_class[cls_query]
+    length = np.bincount(query, minlength=n_queries)  # non-increasing
+    active = np.searchsorted(-length, -np.arange(length[0]), side="left")  # length > s
+    # classes and subtopics the first k queries need
+    width = np.maximum.accumulate(np.diff(first_class))
+    n_topics = np.maximum.accumulate(judgments.count[by_items])
+    pattern = np.zeros((n_queries, int(width[-1]), member.shape[1]), dtype=bool)
+    pattern[cls_query, slot] = member[items[first_item]]
     queue = items[np.lexsort((-judgments.docno_rank[items], of_class))]  # by class, docno desc
-    start = np.zeros((n_queries, width), dtype=np.int64)
-    size = np.zeros((n_queries, width), dtype=np.int64)
-    start[cls_query, slot] = np.searchsorted(np.sort(of_class), np.arange(len(classes)))
-    size[cls_query, slot] = np.bincount(of_class, minlength=len(classes))
+    start = np.zeros(pattern.shape[:2], dtype=np.int64)
+    size = np.zeros_like(start)
+    start[cls_query, slot] = np.searchsorted(np.sort(of_class), np.arange(len(first_item)))
+    size[cls_query, slot] = np.bincount(of_class, minlength=len(first_item))
     taken = np.zeros_like(size)
     gain = np.ones((n_queries, member.shape[1]))
-    rows = np.arange(n_queries)
-    length = int(np.bincount(query).max())
-    ideal = np.full((n_queries, length), -1, dtype=np.int64)
-    for step in range(length):  # one rank per step: each pick lowers the next gains
-        live = taken < size
-        score = np.zeros(live.shape)
-        for t in range(member.shape[1]):  # subtopic by subtopic: ndeval's float order
-            score += np.where(pattern[:, :, t], gain[:, t, None], 0.0)
-        score = np.where(live, score, -np.inf)
-        nxt = queue[np.minimum(start + taken, len(queue) - 1)]
+    ideal = np.full((n_queries, int(length[0])), -1, dtype=np.int64)
+    for step, k in enumerate(active.tolist()):  # one rank per step: each pick lowers the next
+        w, t = int(width[k - 1]), int(n_topics[k - 1])
+        rows = np.arange(k)
+        live = taken[:k, :w] < size[:k, :w]
+        # a class's gain: its subtopics' gains added one by one in subtopic order, as ndeval
+        # adds them (cumsum is a sequential sum; the zeros between add nothing)
+        score = np.cumsum(np.where(pattern[:k, :w, :t], gain[:k, None, :t], 0.0), axis=2)
+        score = np.where(live, score[:, :, -1] if t else 0.0, -np.inf)
+        nxt = queue[np.minimum(start[:k, :w] + taken[:k, :w], len(queue) - 1)]
         best = live & (score == score.max(axis=1, keepdims=True))
         pick = np.where(best, judgments.docno_rank[nxt], -1).argmax(axis=1)
-        ok = live[rows, pick]
-        ideal[rows[ok], step] = nxt[rows[ok], pick[ok]]
-        taken[rows[ok], pick[ok]] += 1
-        gain = np.where(pattern[rows, pick] & ok[:, None], gain * (1.0 - alpha), gain)
-    return ideal
+        ideal[:k, step] = nxt[rows, pick]
+        taken[rows, pick] += 1
+        gain[:k, :t] = np.where(pattern[rows, pick, :t], gain[:k, :t] * (1.0 - alpha),
+                                gain[:k, :t])
+    return ideal[place]
 
 
 def _padded(lists: np.ndarray) -> np.ndarray:

@@ -225,6 +225,44 @@ def test_equals_literal_restatement_exactly(tmp_path, topic):
     assert got == slow(subs_of, ranking, alpha, beta, max_docs)  # bit for bit
 
 
+@st.composite
+def collections(draw):
+    """2-4 topics of different depths and widths (a topic may have up to 12 subtopics, or a
+    dozen documents), numbered 1, 20, 300, 4000 (numeric order is ndeval's)."""
+    out = {}
+    for number in [1, 20, 300, 4000][:draw(st.integers(2, 4))]:
+        names = [f"{d}-{number}" for d in DOCS] + [f"deep-{number}-{k}" for k in range(6)]
+        judged = draw(st.lists(st.sampled_from(names), unique=True, min_size=1, max_size=14))
+        top = draw(st.sampled_from([3, 5, 12]))
+        subs_of = {d: draw(st.sets(st.integers(1, top), max_size=top)) for d in judged}
+        ranking = draw(st.permutations(names))[:draw(st.integers(1, 20))]
+        out[number] = (subs_of, ranking)
+    return out, draw(PARAMS), draw(PARAMS)
+
+
+@settings(SETTINGS, max_examples=80)
+@given(collections())
+def test_topics_of_every_shape_together_equal_the_literal_restatement(tmp_path, drawn):
+    """Topics are scored side by side (the greedy ideal steps over the topics that still have
+    items, with the subtopics they need): each topic's values are the one-topic restatement's,
+    bit for bit, whatever the other topics' depths and widths."""
+    coll, alpha, beta = drawn
+    lines = [f"{n} {s} {d} 1\n" for n, (subs_of, _) in coll.items()
+             for d, subs in subs_of.items() for s in sorted(subs)]
+    lines += [f"{n} 1 {d} 0\n" for n, (subs_of, _) in coll.items()
+              for d, subs in subs_of.items() if not subs]
+    (tmp_path / "q").write_text("".join(lines))
+    (tmp_path / "r").write_text("".join(f"{n} Q0 {d} {i + 1} 0 t\n"
+                                        for n, (_, ranking) in coll.items()
+                                        for i, d in enumerate(ranking)))
+    res = run_ndeval(str(tmp_path / "q"), str(tmp_path / "r"), NdevalOptions(alpha, beta), [])
+    for n, (subs_of, ranking) in coll.items():
+        if not any(subs_of.values()):
+            continue  # not a topic to ndeval: no relevant line
+        got = [res.value(name, str(n), "t") for name in NAMES]
+        assert got == slow(subs_of, ranking, alpha, beta, None), n
+
+
 @SETTINGS
 @given(topics())
 def test_bounds(tmp_path, topic):
