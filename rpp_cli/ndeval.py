@@ -17,7 +17,7 @@ from .aggregate import add_metric
 from .errors import InputError
 from .io.qrels import NDEVAL_LARGEST, SubtopicQrels, natural_numbers, read_subtopic_qrels
 from .core import Column, Dictionary, column_of, first_seen, group_positions, rank_rows
-from .io.runs import Run, name_runs, read_run
+from .io.runs import Run, read_run
 from .measures.diversity import DEPTH, NAMES, Judgments, Scorer, undefined_note
 from .results import Results
 from .subtopics import encode_subtopics, relevant_docnos
@@ -58,7 +58,7 @@ def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[
     if run.untagged is not None:
         raise InputError("expected 6 fields, the last the run tag (ndeval's syntax)", run.path,
                          run.line(run.untagged))
-    names = name_runs([run], source="tag")  # ndeval's runid is the run's tag
+    names = [run.tag]  # ndeval's runid: the run's tag as it is (CSV-quoted), as rpp trec-eval's
     topic = _run_topics(run)
     rows, pos = _ranking(run, topic, opts)
     run_topics = np.unique(topic[rows])

@@ -3,6 +3,8 @@ see its README), except the documented NaN choice; its options and every bad inp
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -227,7 +229,12 @@ def test_subtopic_twins_hand_worked(files) -> None:
 
 @pytest.mark.parametrize("qrels,pattern", [
     ("1 x a 1\n", r"rpp: .*/q:1: subtopic 'x' is not a natural number up to 1000009 .*"),
-    ("1 1 a 1.5\n", r"rpp: .*/q:1: grade '1.5' is not an integer \(ndeval's syntax\)"),
+    ("1 1 a 1.5\n", r"rpp: .*/q:1: grade '1.5' is not a natural number up to 1000009 .*"),
+    *[(f"1 1 a 1\n1 2 b -2\n1 1 c {grade}\n",
+       rf"rpp: .*/q:3: grade '{re.escape(grade)}' is not a natural number up to 1000009 "
+       r"\(ndeval's syntax\)")
+      for grade in ("+1", "1.0", "1e0", "0x1", "-0", "1000010", "2147483647", "-2.5",
+                    "-1e0")],
     ("1 1 a 1\n1 1000010 b 1\n", r"rpp: .*/q:2: subtopic '1000010' is not a natural .*"),
     ("1000010 1 a 1\n", r"rpp: .*/q:1: topic '1000010' is not a number .*"),
 ])
@@ -247,3 +254,20 @@ def test_rpp_eval_notes_subtopic_ids_that_are_one_number() -> None:
     assert res.code == 0, res.err
     assert ("4 pairs of subtopic ids are one number (query 151: '1' and '01'): distinct "
             "subtopics here, one to ndeval (rpp ndeval merges them)") in res.err
+
+
+@pytest.mark.parametrize("tag", [b"t\xe9", "a\u3000b".encode(), "a\u200bb".encode(),
+                                 "a\u00a0b".encode(), "run,1".encode()])
+def test_runid_is_the_tag_as_it_is(tmp_path, tag: bytes) -> None:
+    """ndeval prints the run's tag, whatever its bytes (a Latin-1 byte, a wide or zero-width
+    space): so does rpp ndeval, as rpp trec-eval does (CSV-quoted where a comma needs it);
+    rpp's run names (contract §1) are for its own outputs."""
+    (tmp_path / "q").write_bytes(b"1 1 a 1\n1 2 b 1\n")
+    (tmp_path / "r").write_bytes(b"1 Q0 b 1 2 " + tag + b"\n1 Q0 a 2 1 " + tag + b"\n")
+    res = subprocess.run([sys.executable, "-m", "rpp_cli", "ndeval", tmp_path / "q",
+                          tmp_path / "r"], capture_output=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    runid = b'"run,1"' if b"," in tag else tag
+    rows = res.stdout.splitlines()[1:]
+    assert [row.split(b",1,")[0] if b"amean" not in row else row.split(b",amean,")[0]
+            for row in rows] == [runid, runid]

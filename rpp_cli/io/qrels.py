@@ -6,6 +6,7 @@ Judgments are arrays: one row per distinct (qid, docno), identified exactly by i
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NoReturn
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -122,12 +123,41 @@ def natural_numbers(col: Column, what: str, path: str,
     rows = np.flatnonzero(digits)
     values = np.zeros(len(col))
     values[digits] = floats(col.take(rows), what, path, lambda k: line(int(rows[k])))
-    ok = digits & (np.floor(values / 10) <= NDEVAL_LARGEST // 10)
+    ok = _natural(digits, values)
     if not ok.all():
-        row = int(np.argmin(ok))
-        raise InputError(f"{what} '{col.text(row)}' is not a natural number up to "
-                         f"{NDEVAL_LARGEST} (ndeval's syntax)", path, line(row))
+        _not_natural(col, what, path, line, int(np.argmin(ok)))
     return values.astype(np.int64)
+
+
+def _natural(digits: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Mask of the tokens naturalNumber takes: ASCII digits whose value is within its bound."""
+    return digits & (np.floor(values / 10) <= NDEVAL_LARGEST // 10)
+
+
+def _not_natural(col: Column, what: str, path: str, line: Callable[[int], int],
+                 row: int) -> NoReturn:
+    raise InputError(f"{what} '{col.text(row)}' is not a natural number up to "
+                     f"{NDEVAL_LARGEST} (ndeval's syntax)", path, line(row))
+
+
+def ndeval_grades(col: Column, grades: np.ndarray, path: str,
+                  line: Callable[[int], int]) -> None:
+    """Grades as ndeval reads them (naturalNumber: ``+1``, ``1.0``, ``1e0``, ``-0`` and
+    values above its bound are syntax errors), and ``-`` then such digits, which ndeval
+    refuses and rpp reads as non-relevant (the documented difference). ``grades``: the
+    values strtod gave; the first grade of neither form is an InputError at its line."""
+    negative = grades < 0  # -0 is not: to ndeval it is not a number
+    ok = np.zeros(len(col), dtype=bool)
+    rows = np.flatnonzero(~negative)
+    ok[rows] = _natural(col.take(rows).digits_only(), grades[rows])
+    rows = np.flatnonzero(negative)
+    minus = col.take(rows)
+    signed = minus.lens > 0
+    signed[signed] = np.frombuffer(minus.data, dtype=np.uint8)[minus.starts[signed]] == 45
+    magnitude = Column(minus.data, minus.starts + 1, np.maximum(minus.lens - 1, 0))
+    ok[rows] = signed & _natural(magnitude.digits_only(), -grades[rows])
+    if not ok.all():
+        _not_natural(col, "grade", path, line, int(np.argmin(ok)))
 
 
 SUBTOPIC_FORMAT = "subtopic qrels: qid subtopic docno grade"
@@ -167,17 +197,14 @@ class SubtopicQrels:
 def read_subtopic_qrels(path: str, ndeval: bool = False) -> SubtopicQrels:
     """Read TREC Web track subtopic qrels (plain, gzip or ``-``); bad lines raise InputError.
 
-    With ``ndeval``, subtopics are read as ndeval reads them, natural numbers (``01`` and
-    ``1`` are one subtopic, named ``1``), and grades must be integers. Only the relevant lines
+    With ``ndeval``, subtopics and grades are read as ndeval reads them, natural numbers
+    (``01`` and ``1`` are one subtopic, named ``1``; a negative grade is taken, see
+    :func:`ndeval_grades`). Only the relevant lines
     (a few per judged item) become Python objects."""
     table = split(path, (0, 1, 2, 3), (4,), SUBTOPIC_FORMAT)
     grades = read_grades(table)
     if ndeval:
-        whole = grades == np.trunc(grades)
-        if not whole.all():
-            row = int(np.argmin(whole))
-            raise InputError(f"grade '{table.column(3).text(row)}' is not an integer (ndeval's "
-                             "syntax)", path, table.line(row))
+        ndeval_grades(table.column(3), grades, path, table.line)
         number = natural_numbers(table.column(1), "subtopic", path, table.line)
     overall, code = judgments(table, grades)
     sub = table.column(1)
