@@ -107,7 +107,9 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
             raise InputError(f"--max-drop '{name}': needs one per-run metric with per-query "
                              "values (e.g. map, P.10)")
     wanted = list({m.name: m for m in tested + [f[0] for f in drop_measures]}.values())
-    ctx = evaluate_runs(qrels_path, [baseline, *candidates], wanted, options, False, notes)
+    # no relevant item: relevance measures are 0 for every run, a gate that could not fail
+    ctx = evaluate_runs(qrels_path, [baseline, *candidates], wanted, options, False, notes,
+                        need_relevant=True)
     coll = ctx.collection
     _refuse_blind_gates(coll.judged.grade, tested, [f[0] for f in drop_measures],
                         [name for name, _ in max_drops])

@@ -221,7 +221,8 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
            corpus_size: int | None = None, dedup: bool = False,
            notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
            jobs: int = 1, names: Sequence[str | None] = (), names_from: str = "file",
-           max_docs: int | None = None, across_runs: bool = True) -> Collection:
+           max_docs: int | None = None, across_runs: bool = True,
+           need_relevant: bool = True) -> Collection:
     """Read the runs and join them to the qrels: queries, relevant items, ranks
     (contract §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
     read and joined by ``jobs`` threads; ``max_docs`` keeps each query's top K of a run.
@@ -229,13 +230,19 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     The subtopic populations themselves are the caller's to add (subtopics.encode_subtopics):
     this module does not depend on that one. Without ``across_runs`` (no measure compares
     unjudged docnos across runs), each run codes its unjudged docnos fresh, as one run does,
-    and with several runs the corpus size (and --corpus-size's check) is left out."""
+    and with several runs the corpus size (and --corpus-size's check) is left out.
+    ``need_relevant``: no query with a relevant item is an error (rpp's own measures have
+    nothing to compare); without it, trec_eval's measures score every query 0, with a note."""
     notes = notes if notes is not None else []
     release_free_memory()  # what reading the qrels freed: the runs' arrays will not reuse it
     evaluated_qids = qrels.relevant_qids(level)
     if not evaluated_qids:
-        raise InputError("no query has a relevant item" + (f" at level {level:g}" if level else ""),
-                         path=qrels.path)
+        what = "no query has a relevant item" + (f" at level {level:g}" if level else "")
+        if need_relevant:
+            raise InputError(what, path=qrels.path)
+        notes.append(f"{qrels.path}: {what}: the measures of relevance at that level "
+                     "(map, P, recall, ...) are 0 for every run and query, as trec_eval -c "
+                     "prints them")
     qids = sort_qids(qrels.qids)  # trec_eval -c's query set, whatever the level
     if RESERVED_QID in qids:
         raise InputError(f"query id '{RESERVED_QID}' is reserved for the summary lines",

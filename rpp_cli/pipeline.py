@@ -79,7 +79,7 @@ def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, li
 
 
 def load(qrels_path: str | None, run_paths: list[str], options: Options,
-         notes: list[str], across_runs: bool = True) -> Collection:
+         notes: list[str], across_runs: bool = True, need_relevant: bool = True) -> Collection:
     """Read the qrels and runs and join them (contract §1-2); without QRELS an item's grade
     is its largest over the subtopic qrels. ``across_runs``: the measures compare unjudged
     docnos across runs (the corpus size, interleaving); without it, they are not coded in
@@ -101,7 +101,8 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
     coll = encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
                   dedup=options.dedup, notes=notes, subtopics=subtopics, jobs=options.jobs,
                   names=options.names, names_from=options.names_from,
-                  max_docs=options.max_docs, across_runs=across_runs)
+                  max_docs=options.max_docs, across_runs=across_runs,
+                  need_relevant=need_relevant)
     if subtopics is not None:
         coll.subtopics = encode_subtopics(subtopics, coll.qids, coll.item_query,
                                           coll.item_docno, coll.evaluated)
@@ -186,9 +187,14 @@ def default_measures(measure_names: list[str] | None, subtopics: str | None) -> 
 
 
 def evaluate_runs(qrels_path: str | None, run_paths: list[str], measures: list[Measure],
-                  options: Options, per_query: bool, notes: list[str]) -> Context:
-    """Read, join and measure: the flow of every command that evaluates runs."""
-    coll = load(qrels_path, run_paths, options, notes, across_runs(measures))
+                  options: Options, per_query: bool, notes: list[str],
+                  need_relevant: bool | None = None) -> Context:
+    """Read, join and measure: the flow of every command that evaluates runs. Qrels with no
+    relevant item (at ``-l``) are an error when a measure of rpp's own is asked for (nothing
+    to compare), or when ``need_relevant`` says so; trec_eval's alone score them as it does."""
+    if need_relevant is None:
+        need_relevant = any(m.family not in ALL_QUERIES for m in measures)
+    coll = load(qrels_path, run_paths, options, notes, across_runs(measures), need_relevant)
     return measure(coll, measures, per_query, notes, options.jobs)
 
 

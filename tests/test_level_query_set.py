@@ -34,15 +34,19 @@ def _rpp_lines(text: str) -> dict[tuple[str, str, str], str]:
     return out
 
 
-@pytest.mark.parametrize("suffix,level", [("c", None), ("c_l2", "2"), ("c_l3", "3")])
+@pytest.mark.parametrize("suffix,level", [("c", None), ("c_l2", "2"), ("c_l3", "3"),
+                                          ("c_l4", "4")])
 def test_baselines_are_trec_eval_c_under_every_level(suffix: str, level: str | None) -> None:
     """Per query and in ``all``, each run's values print as trec_eval -c [-l L] prints them;
-    queries a run lacks (trec_eval -q prints no line for them) are 0 in rpp."""
+    queries a run lacks (trec_eval -q prints no line for them) are 0 in rpp. At -l 4, above
+    every grade, no query has a relevant item: trec_eval still prints its measures (map 0,
+    ndcg_cut.10 from the grades), and so does rpp, with a note."""
     args = ["eval", "-q", *(["-l", level] if level else [])]
     for m in MEASURES:
         args += ["-m", m]
     res = rpp(*args, GOLDEN / "qrels", *(GOLDEN / r for r in RUNS))
     assert res.code == 0, res.err
+    assert ("no query has a relevant item at level 4" in res.err) == (level == "4")
     got = _rpp_lines(res.out)
     qrels_qids = {line.split()[0] for line in (GOLDEN / "qrels").read_text().splitlines()}
     for run in RUNS:
@@ -168,3 +172,21 @@ def test_meta_studies_one_query_set_and_compare_caption_names_both() -> None:
     only_map = rpp("compare", "-l", "3", "--view", "paper", "--format", "markdown", "--test",
                    "ttest", "-m", "map", GOLDEN / "qrels", *runs)
     assert "Mean over 52 queries" in only_map.out
+
+
+@pytest.mark.parametrize("args", [[], ["-m", "map", "-m", "asl"], ["-m", "rpp"]])
+def test_no_relevant_item_is_an_error_for_rpps_own_measures(args: list[str]) -> None:
+    """rpp's own measures compare where users reach relevant items: with none at the level
+    there is nothing to compare (exit 2), whatever trec_eval's measures beside them."""
+    res = rpp("eval", "-l", "4", *args, GOLDEN / "qrels", *(GOLDEN / r for r in RUNS))
+    assert (res.code, res.out) == (2, "")
+    assert res.err == f"rpp: {GOLDEN / 'qrels'}: no query has a relevant item at level 4\n"
+
+
+def test_a_gate_on_no_relevant_item_is_refused() -> None:
+    """rpp check -m map at a level above every grade: map is 0 for every run, a gate that
+    could not fail; refused, not passed."""
+    res = rpp("check", "-l", "4", "-m", "map", GOLDEN / "qrels", "--baseline",
+              GOLDEN / "bm25", GOLDEN / "dpr")
+    assert (res.code, res.out) == (2, "")
+    assert "no query has a relevant item at level 4" in res.err
