@@ -43,15 +43,17 @@ _LATEX = str.maketrans({
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
     "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+    '"': r"\textquotedbl{}", "`": r"\textasciigrave{}",
     "[": "{[}", "]": "{]}", "*": "{*}"})
-_LIGATURE = re.compile(r"(?<=[-`',!?])(?=[-`',])")
+_LIGATURE = re.compile(r"(?<=[-',!?])(?=[-',])")  # after translation: no backquote left
 
 
 def latex(text: str) -> str:
     """``text`` safe in LaTeX text mode and typeset as written: the ten specials escaped (so
-    ``\\input`` is text), ``< > |`` as text symbols, ``[ ] *`` braced (after a row's ``\\\\``
-    they would be read as its optional argument or star), and ``{}`` between characters that
-    the fonts would join into a ligature (``--`` is a dash, two quotes one quote mark)."""
+    ``\\input`` is text), ``< > | " ` `` as text symbols (a ``"`` is also babel's shorthand:
+    ``"u`` would be ü), ``[ ] *`` braced (after a row's ``\\\\`` they would be read as its
+    optional argument or star), and ``{}`` between characters that the fonts would join into
+    a ligature (``--`` is a dash, two quotes one quote mark)."""
     return _LIGATURE.sub("{}", text.translate(_LATEX))
 
 

@@ -114,7 +114,9 @@ def test_latex_by_hand():
     assert escape.latex("<|>") == "\\textless{}\\textbar{}\\textgreater{}"
     assert escape.latex("[5cm]*") == "{[}5cm{]}{*}"  # not the optional argument of \\
     assert escape.latex("a--b---c") == "a-{}-b-{}-{}-c"  # no en or em dash
-    assert escape.latex("``q''") == "`{}`q'{}'"  # no curly quote marks
+    assert escape.latex("``q''") == \
+        "\\textasciigrave{}\\textasciigrave{}q'{}'"  # no curly quote marks
+    assert escape.latex('"u') == "\\textquotedbl{}u"  # not babel's shorthand for ü
     assert escape.latex("Zürich") == "Zürich"
 
 
@@ -125,9 +127,9 @@ def test_latex_has_no_live_special(name):
     text = escape.latex(name)
     words = set(re.findall(r"\\([a-zA-Z]+)", text))
     assert words <= {"textbackslash", "textasciitilde", "textasciicircum", "textless",
-                     "textgreater", "textbar"}
+                     "textgreater", "textbar", "textquotedbl", "textasciigrave"}
     bare = re.sub(r"\\text[a-z]+\{\}|\\[&%$#_{}]|\{[][*]?\}", "", text)
-    assert not re.search(r"[\\&%$#_{}~^\[\]*<>|]", bare), (name, text)
+    assert not re.search(r"[\\&%$#_{}~^\[\]*<>|\"`]", bare), (name, text)
 
 
 # -- csv -----------------------------------------------------------------------------------

@@ -98,7 +98,8 @@ def parse_markdown(text: str) -> dict[Key, str]:
 
 
 _LATEX = {r"\textbackslash{}": "\\", r"\textasciitilde{}": "~", r"\textasciicircum{}": "^",
-          r"\textless{}": "<", r"\textgreater{}": ">", r"\textbar{}": "|", "{[}": "[", "{]}": "]",
+          r"\textless{}": "<", r"\textgreater{}": ">", r"\textbar{}": "|",
+          r"\textquotedbl{}": '"', r"\textasciigrave{}": "`", "{[}": "[", "{]}": "]",
           "{*}": "*", "{}": ""}
 
 
