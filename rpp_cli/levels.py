@@ -202,14 +202,14 @@ def write(lv: Levels, fmt: str, out: TextIO, precision: int = 4, summary: bool =
         write_lines(out, chain(header, (line(row, precision) for row in rows(lv, summary))))
 
 
-def plot(lv: Levels, path: str) -> None:
+def plot(lv: Levels, path: str) -> list[str]:
     """``--plot``: the paper's Fig. 4b for one query, else the pooled ECDF of f_i^b − f_i^a
-    over every query, population and level."""
+    over every query, population and level; the notes of drawing it."""
     from .report.plot import difference_ecdf, level_differences
 
     _, shares = lv.shares()
     shown = np.unique(lv.pops.seg_query)  # the queries with levels (evaluated)
     if len(shown) == 1:
-        level_differences(path, lv.by_population(), lv.runs, lv.qids[int(shown[0])], shares[-1])
-    else:
-        difference_ecdf(path, lv.difference, lv.runs, shares[-1], len(shown))
+        return level_differences(path, lv.by_population(), lv.runs, lv.qids[int(shown[0])],
+                                 shares[-1])
+    return difference_ecdf(path, lv.difference, lv.runs, shares[-1], len(shown))

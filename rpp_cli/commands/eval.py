@@ -65,7 +65,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
         add_orderings(ctx.results, ctx.tensors, ctx.metrics, lower_is_better(measures))
     print_notes(notes)
     if plot_path:
-        plot.preference_heatmap(ctx.results, plot_path, plot_measure)
+        print_notes(plot.preference_heatmap(ctx.results, plot_path, plot_measure))
     write_report(ctx.results, fmt, sys.stdout, precision, summary=not no_summary)
 
 

@@ -55,5 +55,5 @@ def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bo
                                         replace(options, subtopics=subtopics), notes, query)
     print_notes(notes)
     if plot_path:
-        levels_flow.plot(levels, plot_path)
+        print_notes(levels_flow.plot(levels, plot_path))
     levels_flow.write(levels, fmt, sys.stdout, precision, summary=not no_summary)

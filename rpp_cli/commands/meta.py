@@ -87,7 +87,8 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
     meta.run()
     print_notes(notes)
     if plot_path:
-        plot.robustness_curves(meta.results, plot_path, meta.scatter, meta.differences)
+        print_notes(plot.robustness_curves(meta.results, plot_path, meta.scatter,
+                                           meta.differences))
     if view == "human":
         table_report.write(meta.results, sys.stdout, precision)
     else:

@@ -9,6 +9,8 @@ goes through :func:`.escape.plot_label` first: it is drawn as written, never as 
 from __future__ import annotations
 
 import os
+import re
+import warnings
 
 from typing import Mapping, Sequence
 
@@ -58,15 +60,32 @@ def check(path: str) -> None:
     check_writable(path, "the plot")
 
 
-def _save(fig, path: str) -> None:
+def _save(fig, path: str) -> list[str]:
     """Write ``fig`` to ``path`` in the format its extension names, whole or not at all
-    (:func:`.files.replaced_whole`), and free it; an unwritable path is bad input."""
+    (:func:`.files.replaced_whole`), and free it; an unwritable path is bad input. Returns
+    the notes for stderr: characters of names that no installed font has (matplotlib warns
+    once per glyph, with a source line, whatever -Q says) become one note."""
     plt = _pyplot()
     try:
-        with replaced_whole(path, "the plot") as out:
-            fig.savefig(out, format=image_format(path))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with replaced_whole(path, "the plot") as out:
+                fig.savefig(out, format=image_format(path))
     finally:
         plt.close(fig)
+    missing, others = [], []
+    for w in caught:
+        glyph = _MISSING_GLYPH.search(str(w.message))
+        (missing if glyph else others).append(glyph[1] if glyph else str(w.message))
+    notes = [f"{path}: {m}" for m in dict.fromkeys(others)]
+    if missing:
+        chars = "".join(dict.fromkeys(missing))
+        notes.append(f"{path}: no installed font has {len(chars)} of the characters of the "
+                     f"names ({chars[:20]}): drawn as boxes")
+    return notes
+
+
+_MISSING_GLYPH = re.compile(r"Glyph \d+ \((.)\) missing from font")
 
 
 def win_rates(matrix: np.ndarray) -> np.ndarray:
@@ -83,7 +102,7 @@ def win_order(matrix: np.ndarray, names: Sequence[str]) -> list[int]:
 MAX_HEATMAP_RUNS = 40  # more would make a figure nobody can read, and a slow one
 
 
-def preference_heatmap(results: Results, path: str, measure: str | None = None) -> None:
+def preference_heatmap(results: Results, path: str, measure: str | None = None) -> list[str]:
     """Annotated heatmap of the aggregate matrix of ``measure`` (default: the first preference
     measure), runs ordered by win rate on both axes, written to ``path``."""
     choices = results.pair_measures()
@@ -125,7 +144,7 @@ def preference_heatmap(results: Results, path: str, measure: str | None = None) 
                 color="white" if abs(value) > 0.6 * limit else "black")
     fig.colorbar(image, ax=ax, shrink=0.8,
                  label=f"{title}(row, column); scale ±{limit:.2f}, the largest |value|")
-    _save(fig, path)
+    return _save(fig, path)
 
 
 def _legend(ax, handles: list, **options) -> None:
@@ -137,7 +156,7 @@ def _legend(ax, handles: list, **options) -> None:
 
 def robustness_curves(results: Results, path: str,
                       scatter: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] | None = None,
-                      differences: Mapping[str, np.ndarray] | None = None) -> None:
+                      differences: Mapping[str, np.ndarray] | None = None) -> list[str]:
     """``rpp meta --plot``: one panel per analysis computed: tau against the queries kept and
     against the judged fraction kept (one line per measure), discriminative power per measure
     (t-test and HSD), the agreement (Kendall's tau) between measures, the paper's Fig. 2
@@ -161,7 +180,7 @@ def robustness_curves(results: Results, path: str,
         draw(ax, fig)
     for ax in axes.ravel()[len(panels):]:
         ax.set_visible(False)
-    _save(fig, path)
+    return _save(fig, path)
 
 
 def _meta_panels(results: Results) -> list:
@@ -272,7 +291,7 @@ def _agreement(ax, fig, agreement: dict[tuple[str, str], float]) -> None:
 
 
 def difference_ecdf(path: str, difference: np.ndarray, runs: tuple[str, str],
-                    shares: np.ndarray, n_queries: int) -> None:
+                    shares: np.ndarray, n_queries: int) -> list[str]:
     """``rpp levels --plot`` over several queries: the ECDF of the per-level differences
     f_i^b − f_i^a (positive where run a is ahead) pooled over every query, population and
     level, on a symlog axis (they span 1..n), a line at 0, and the shares of levels where a is
@@ -296,11 +315,11 @@ def difference_ecdf(path: str, difference: np.ndarray, runs: tuple[str, str],
     queries = f"{n_queries} {'query' if n_queries == 1 else 'queries'}"
     ax.set_title(f"{a} vs {b}: ECDF of {len(x)} recall levels pooled over {queries}\n"
                  f"{_shares_text(a, b, shares)} (the paper's Fig. 4b is one query: --query)")
-    _save(fig, path)
+    return _save(fig, path)
 
 
 def level_differences(path: str, series: Mapping[str, tuple[np.ndarray, np.ndarray]],
-                      runs: tuple[str, str], qid: str, shares: np.ndarray) -> None:
+                      runs: tuple[str, str], qid: str, shares: np.ndarray) -> list[str]:
     """``rpp levels --query Q --plot``: the paper's Fig. 4b, f_i^b − f_i^a against the
     recall level i for one query, one series per population (``series``: {label: (i,
     difference)}), on a symlog axis, a line at 0 and the shares in the title."""
@@ -320,7 +339,7 @@ def level_differences(path: str, series: Mapping[str, tuple[np.ndarray, np.ndarr
     ax.set_title(f"{a} vs {b} on query {plot_label(ident(qid))}: position differences per "
                  "recall level\n"
                  f"{_shares_text(a, b, shares)}")
-    _save(fig, path)
+    return _save(fig, path)
 
 
 def _symlog_axis_edge(values: np.ndarray) -> float:

@@ -229,3 +229,50 @@ def test_meta_plot_fig_2_is_the_ecdf_of_every_pairs_per_query_differences(tmp_pa
         x, y = lines[measure].get_xdata(), lines[measure].get_ydata()
         assert x == pytest.approx(sorted(values), abs=1e-12)
         assert y.tolist() == pytest.approx([k / 750 for k in range(1, 751)])
+
+
+def test_characters_no_font_has_are_one_note(tmp_path, monkeypatch):
+    """matplotlib warns once per missing glyph, with a source line, past -Q: _save turns
+    those warnings into one note (the others into a note each) for the command to print."""
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure()
+    draw = fig.savefig
+
+    def savefig(*args, **kwargs):
+        for text in ("Glyph 73728 (\N{CUNEIFORM SIGN A}) missing from font(s) DejaVu Sans.",
+                     "Glyph 20013 (\N{CJK UNIFIED IDEOGRAPH-4E2D}) missing from font(s) X.",
+                     "Glyph 73728 (\N{CUNEIFORM SIGN A}) missing from font(s) DejaVu Sans.",
+                     "something else"):
+            warnings.warn(text, UserWarning)
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(fig, "savefig", savefig)
+    out = tmp_path / "f.png"
+    notes = plot._save(fig, str(out))
+    assert read_png(out).size
+    assert notes == [f"{out}: something else",
+                     f"{out}: no installed font has 2 of the characters of the names "
+                     "(\N{CUNEIFORM SIGN A}\N{CJK UNIFIED IDEOGRAPH-4E2D}): drawn as boxes"]
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_plot_with_names_of_any_script_writes_only_notes(tmp_path, quiet):
+    """Run names in scripts the installed fonts may lack: stderr holds rpp's notes and
+    nothing else (no matplotlib warning or source line), and nothing under -Q."""
+    import shutil
+    import subprocess
+
+    runs = []
+    for name, src in (("\N{CUNEIFORM SIGN A}中文", RUNS[0]), ("abc", RUNS[1])):
+        runs.append(tmp_path / name)
+        shutil.copy(src, runs[-1])
+    res = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", *(["-Q"] if quiet else []),
+                          "-m", "rpp", "--plot", tmp_path / "p.png", DEMO / "qrels", *runs],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert read_png(tmp_path / "p.png").size
+    lines = res.stderr.splitlines()
+    assert lines == [] if quiet else all(line.startswith("rpp: note: ") for line in lines)
