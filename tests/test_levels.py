@@ -290,7 +290,7 @@ def drawn(monkeypatch) -> list:
     from rpp_cli.report import plot
 
     figures: list = []
-    monkeypatch.setattr(plot, "_save", lambda fig, path: figures.append(fig))
+    monkeypatch.setattr(plot, "_save", lambda fig, path: figures.append(fig) or [])
     return figures
 
 

@@ -145,7 +145,7 @@ def test_heatmap_of_many_runs_shows_the_top_40(tmp_path, monkeypatch):
     res.add("rpp", -1, a, m[a, b], b)
     titles = []
     monkeypatch.setattr(plot, "_save", lambda fig, path: titles.append(
-        (fig.axes[0].get_title(), [t.get_text() for t in fig.axes[0].get_xticklabels()])))
+        (fig.axes[0].get_title(), [t.get_text() for t in fig.axes[0].get_xticklabels()])) or [])
     plot.preference_heatmap(res, str(tmp_path / "h.png"))
     title, ticks = titles[0]
     assert "the top 40 of 45 runs by win rate" in title
@@ -176,7 +176,7 @@ def test_heatmap_colours_span_the_largest_value(tmp_path, monkeypatch):
     res.add("rpp", -1, np.array([0, 1]), np.array([0.125, -0.125]), np.array([1, 0]))
     seen = []
     monkeypatch.setattr(plot, "_save", lambda fig, path: seen.append(
-        (fig.axes[0].images[0].get_clim(), fig.axes[1].get_ylabel())))
+        (fig.axes[0].images[0].get_clim(), fig.axes[1].get_ylabel())) or [])
     plot.preference_heatmap(res, str(tmp_path / "h.png"))
     (low, high), label = seen[0]
     assert (low, high) == (-0.125, 0.125) and "±0.12, the largest |value|" in label
@@ -187,7 +187,7 @@ def test_meta_plot_draws_every_analysis(tmp_path, monkeypatch):
 
     titles = []
     monkeypatch.setattr(plot, "_save", lambda fig, path: titles.extend(
-        ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title()))
+        ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title()) or [])
     res = rpp("meta", "-m", "rpp", "-m", "map", "--samples", "20", "--permutations", "50",
               "--judged-fractions", "0.5", "--judged-samples", "2", "--plot", tmp_path / "m.png",
               DEMO / "qrels", *RUNS)
@@ -210,7 +210,7 @@ def test_meta_plot_fig_2_is_the_ecdf_of_every_pairs_per_query_differences(tmp_pa
     are not drawn."""
     axes = []
     monkeypatch.setattr(plot, "_save", lambda fig, path: axes.extend(
-        ax for ax in fig.axes if "Fig. 2" in ax.get_title()))
+        ax for ax in fig.axes if "Fig. 2" in ax.get_title()) or [])
     measures = ("-m", "rpp", "-m", "ndcg", "-m", "asl")
     res = rpp("meta", "--analysis", "agreement", *measures, "--plot", tmp_path / "m.png",
               DEMO / "qrels", *RUNS)
