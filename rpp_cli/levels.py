@@ -105,10 +105,17 @@ class Levels:
 
 def graded_labels(coll: Collection, pops: Populations) -> list[str]:
     """``>=λ`` for each graded population: λ is the smallest grade among the members, since
-    the items of grade λ are members (contract §3). λ prints as ``%g``, or in full where
-    ``%g`` would round it (two grades must never share a label)."""
+    the items of grade λ are members (contract §3). λ prints as an integer when it is one
+    (grades are within 32 bits: ``>=1234567``, not ``>=1e+06`` or ``>=1234567.0``), else as
+    ``%g``, or in full where ``%g`` would round it (two grades must never share a label)."""
     lam = np.minimum.reduceat(coll.item_grade[pops.member_item], pops.seg_starts)
-    return [f">={x:g}" if float(f"{x:g}") == x else f">={x!r}" for x in lam.tolist()]
+    return [f">={_grade_text(x)}" for x in lam.tolist()]
+
+
+def _grade_text(x: float) -> str:
+    if x == int(x):
+        return str(int(x))
+    return f"{x:g}" if float(f"{x:g}") == x else repr(x)
 
 
 def _graded_key(label: str) -> float:

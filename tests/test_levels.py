@@ -355,3 +355,17 @@ def test_head_closes_the_pipe_quietly():
     assert cut.returncode == 0 and json.loads(cut.stdout)["qid"] == "201"
     assert all(line.startswith("rpp: note: ") for line in cut.stderr.splitlines())
 
+
+
+def test_large_integer_grades_label_as_integers(tmp_path):
+    """Grades 1000000 and 1234567 label as ``>=1000000`` and ``>=1234567`` (``%g`` printed
+    the first as ``>=1e+06``, repr the second as ``>=1234567.0``), 2147483647 as itself."""
+    q, (a, b) = write_qrels(tmp_path / "qrels", [("q", "x", 1000000), ("q", "y", 1234567),
+                                                 ("q", "z", 2147483647)]), [
+        write_run(tmp_path / n, {"q": docs}, n) for n, docs in (("A", ["z", "y"]),
+                                                                ("B", ["x", "y"]))]
+    res = rpp("levels", q, a, b)
+    assert res.code == 0, res.err
+    labels = [line.split("\t")[4] for line in res.out.splitlines()
+              if line.startswith("levels_tied")]
+    assert labels == [">=1000000", ">=1234567", ">=2147483647", labels[-1]]
