@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Mapping, TextIO
 
@@ -12,6 +13,22 @@ from .escape import ident
 
 
 COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
+
+
+def columns(text: str) -> int:
+    """Terminal columns of ``text``: 2 for an East Asian wide or fullwidth character (中, 😀),
+    0 for a combining mark, 1 otherwise, so that aligned tables stay aligned."""
+    if text.isascii():
+        return len(text)
+    return sum(0 if unicodedata.combining(c) else
+               2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns (on the left when
+    ``right``-aligned)."""
+    fill = " " * max(0, width - columns(text))
+    return fill + text if right else text + fill
 
 
 def is_count(measure: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..results import Results
+from .common import columns, pad
 from .tables import Table, write_tables
 
 EMPTY = "-"
@@ -13,15 +14,15 @@ EMPTY = "-"
 
 def render(table: Table) -> str:
     """The title, a header row and one row per run; names left-aligned, values right-aligned,
-    columns two spaces apart."""
+    columns two spaces apart (in terminal columns: wide characters count two)."""
     header = [table.corner, *table.columns]
     body = [[name, *(EMPTY if c is None else c for c in row)]
             for name, row in zip(table.row_names, table.cells)]
-    widths = [max(len(r[j]) for r in [header, *body]) for j in range(len(header))]
+    widths = [max(columns(r[j]) for r in [header, *body]) for j in range(len(header))]
 
     def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = (c.rjust(w) for c, w in zip(cells[1:], widths[1:]))
+        first = pad(cells[0], widths[0])
+        rest = (pad(c, w, right=True) for c, w in zip(cells[1:], widths[1:]))
         return "  ".join([first, *rest]) + "\n"
 
     return table.title + "\n" + "".join(line(r) for r in [header, *body])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable, TextIO
 
 from ..results import ALL, Results
-from .common import is_count, number
+from .common import columns, is_count, number, pad
 
 Mark = Callable[[str, str, "str | None"], str]
 
@@ -44,8 +44,8 @@ def write(results: Results, out: TextIO, precision: int = 4, mark: Mark | None =
 
 def _grid(header: list[str], rows: list[list[str]]) -> list[str]:
     """Lines of a table: first column left-aligned, the others right-aligned."""
-    widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
-    return ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+    widths = [max(columns(row[i]) for row in [header] + rows) for i in range(len(header))]
+    return ["  ".join(pad(cell, w, right=i > 0)
                       for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
             for row in [header] + rows]
 

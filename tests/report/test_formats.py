@@ -403,3 +403,21 @@ def test_unbuffered_python_prints_the_same_bytes():
                                 timeout=120)
     assert plain.returncode == unbuffered.returncode == 0
     assert unbuffered.stdout == plain.stdout and len(plain.stdout) > 10_000
+
+
+def test_aligned_tables_count_terminal_columns():
+    """Wide characters (中, 😀) take two terminal columns, a combining mark none: the matrix
+    table and --view human's grid pad by columns, so every row ends at the same column."""
+    from rpp_cli.report.common import columns
+    from rpp_cli.report.matrix import render
+    from rpp_cli.report.table import _grid
+    from rpp_cli.report.tables import Table
+
+    assert [columns(t) for t in ("bm25", "中文", "😀x", "e\u0301")] == [4, 4, 3, 1]
+    names = ["中文运行", "bm25", "e\u0301t\u00e9", "😀"]
+    cells = [[None if i == j else f"{i - j:.4f}" for j in range(4)] for i in range(4)]
+    lines = render(Table("rpp (all): row run vs column run", "rpp", names, names,
+                         cells)).splitlines()[1:]
+    assert len({columns(line) for line in lines}) == 1, lines
+    grid = _grid([""] + names, [[a] + [c or "." for c in row] for a, row in zip(names, cells)])
+    assert len({columns(line) for line in grid}) == 1, grid
