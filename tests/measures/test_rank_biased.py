@@ -68,7 +68,7 @@ def test_residual_is_not_tested_or_gated(collection):
 
 def test_listed():
     res = rpp("measures")
-    assert any(line.startswith("rbp ") and "persistence" in line for line in res.out.splitlines())
+    assert any(line.startswith("rbp\t") and "persistence" in line for line in res.out.splitlines())
 
 
 def _args(collection):
