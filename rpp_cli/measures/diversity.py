@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
@@ -73,10 +73,6 @@ class Judgments:
                           dtype=bytes)
         rank = np.unique(docnos, return_inverse=True)[1].ravel() if n else np.zeros(0, int)
         return cls(member, item_query, rank, index.count, index.relevant_counts())
-
-    def relevance(self, lists: np.ndarray) -> np.ndarray:
-        """(Q, L, T) bool relevance of ranked lists of item indices (-1: not relevant)."""
-        return self.membership[lists]
 
 
 class Series(NamedTuple):
@@ -141,27 +137,49 @@ def ideal_ranking(judgments: Judgments, alpha: float) -> np.ndarray:
     """(Q, N) ndeval's greedy ideal: repeatedly the item of largest novelty gain, ties to the
     larger docno (-1 pads). Items relevant to no subtopic add nothing and are left out.
 
-    Items with the same subtopics have the same gain at every step, so the greedy runs over
-    those classes (few per query), taking a class's items in descending docno order. Each
-    step depends on the last, so steps are a loop; each is numpy over the queries that still
-    have items, with the classes and subtopics they need: queries are taken most items first,
-    so those are a prefix, and one deep query does not make every step as wide as the widest.
+    Queries are independent: they are ranked in groups of about as many subtopics (rounded
+    up to a power of two), so that one query of 3,000 subtopics widens no other's steps.
     """
     n_queries = len(judgments.count)
     member = judgments.membership[:-1]
     items = np.flatnonzero(member.any(axis=1))
     if len(items) == 0:
         return np.full((n_queries, 0), -1, dtype=np.int64)
+    item_query = judgments.item_query[items]
+    length = np.bincount(item_query, minlength=n_queries)
+    key = np.ceil(np.log2(np.maximum(judgments.count, 1))).astype(np.int64)
+    ideal = np.full((n_queries, int(length.max())), -1, dtype=np.int64)
+    for k in np.unique(key[length > 0]).tolist():
+        queries = np.flatnonzero((key == k) & (length > 0))
+        ranked = _greedy(judgments, alpha, items[key[item_query] == k], queries)
+        ideal[queries, :ranked.shape[1]] = ranked
+    return ideal
+
+
+def _greedy(judgments: Judgments, alpha: float, items: np.ndarray,
+            queries: np.ndarray) -> np.ndarray:
+    """(len(queries), N) the greedy ideal of ``queries`` (ascending), from ``items`` (theirs,
+    each relevant to a subtopic).
+
+    Items with the same subtopics have the same gain at every step, so the greedy runs over
+    those classes (few per query), taking a class's items in descending docno order. Each
+    step depends on the last, so steps are a loop; each is numpy over the queries that still
+    have items, with the classes they need: queries are taken most items first, so those are
+    a prefix, and one deep query does not make every step as wide as the widest.
+    """
+    n_queries = len(queries)
+    n_topics = int(judgments.count[queries].max())
+    member = judgments.membership[:, :n_topics][items]
+    local = np.searchsorted(queries, judgments.item_query[items])
     # queries renumbered most items first: step s works on the first active[s] of them
-    by_items = np.argsort(-np.bincount(judgments.item_query[items], minlength=n_queries),
-                          kind="stable")
+    by_items = np.argsort(-np.bincount(local, minlength=n_queries), kind="stable")
     place = np.empty(n_queries, dtype=np.int64)
     place[by_items] = np.arange(n_queries)
-    query = place[judgments.item_query[items]]
+    query = place[local]
     # classes: distinct (query, subtopics) rows, as bytes (the query big-endian, then the
     # subtopic bits) so that np.unique sorts them by query and compares them exactly
     key = np.hstack([query.astype(">u8").view(np.uint8).reshape(-1, 8),
-                     np.packbits(member[items], axis=1)])
+                     np.packbits(member, axis=1)])
     key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1]))).ravel()
     first_item, of_class = np.unique(key, return_index=True, return_inverse=True)[1:]
     of_class = of_class.ravel()
@@ -170,34 +188,32 @@ def ideal_ranking(judgments: Judgments, alpha: float) -> np.ndarray:
     slot = np.arange(len(first_item)) - first_class[cls_query]
     length = np.bincount(query, minlength=n_queries)  # non-increasing
     active = np.searchsorted(-length, -np.arange(length[0]), side="left")  # length > s
-    # classes and subtopics the first k queries need
-    width = np.maximum.accumulate(np.diff(first_class))
-    n_topics = np.maximum.accumulate(judgments.count[by_items])
-    pattern = np.zeros((n_queries, int(width[-1]), member.shape[1]), dtype=bool)
-    pattern[cls_query, slot] = member[items[first_item]]
-    queue = items[np.lexsort((-judgments.docno_rank[items], of_class))]  # by class, docno desc
+    width = np.maximum.accumulate(np.diff(first_class))  # classes the first k queries need
+    pattern = np.zeros((n_queries, int(width[-1]), n_topics), dtype=bool)
+    pattern[cls_query, slot] = member[first_item]
+    rank = judgments.docno_rank[items]
+    queue = items[np.lexsort((-rank, of_class))]  # by class, docno desc
     start = np.zeros(pattern.shape[:2], dtype=np.int64)
     size = np.zeros_like(start)
     start[cls_query, slot] = np.searchsorted(np.sort(of_class), np.arange(len(first_item)))
     size[cls_query, slot] = np.bincount(of_class, minlength=len(first_item))
     taken = np.zeros_like(size)
-    gain = np.ones((n_queries, member.shape[1]))
+    gain = np.ones((n_queries, n_topics))
     ideal = np.full((n_queries, int(length[0])), -1, dtype=np.int64)
     for step, k in enumerate(active.tolist()):  # one rank per step: each pick lowers the next
-        w, t = int(width[k - 1]), int(n_topics[k - 1])
+        w = int(width[k - 1])
         rows = np.arange(k)
         live = taken[:k, :w] < size[:k, :w]
         # a class's gain: its subtopics' gains added one by one in subtopic order, as ndeval
         # adds them (cumsum is a sequential sum; the zeros between add nothing)
-        score = np.cumsum(np.where(pattern[:k, :w, :t], gain[:k, None, :t], 0.0), axis=2)
-        score = np.where(live, score[:, :, -1] if t else 0.0, -np.inf)
+        score = np.cumsum(np.where(pattern[:k, :w], gain[:k, None], 0.0), axis=2)[:, :, -1]
+        score = np.where(live, score, -np.inf)
         nxt = queue[np.minimum(start[:k, :w] + taken[:k, :w], len(queue) - 1)]
         best = live & (score == score.max(axis=1, keepdims=True))
         pick = np.where(best, judgments.docno_rank[nxt], -1).argmax(axis=1)
         ideal[:k, step] = nxt[rows, pick]
         taken[rows, pick] += 1
-        gain[:k, :t] = np.where(pattern[rows, pick, :t], gain[:k, :t] * (1.0 - alpha),
-                                gain[:k, :t])
+        gain[:k] = np.where(pattern[rows, pick], gain[:k] * (1.0 - alpha), gain[:k])
     return ideal[place]
 
 
@@ -222,8 +238,11 @@ class Scorer:
     def prepare(cls, judgments: Judgments, alpha: float = ALPHA, beta: float = BETA) -> Scorer:
         """Compute the greedy ideal ranking's measures once for every run to come."""
         ideal = _padded(ideal_ranking(judgments, alpha))
-        return cls(judgments, alpha, beta,
-                   series(judgments.relevance(ideal), judgments.count, alpha, beta))
+        n = len(ideal)
+        err, dcg, nrbp = np.zeros((n, DEPTH)), np.zeros((n, DEPTH)), np.zeros(n)
+        for rows, rel in _by_room(judgments, ideal):
+            err[rows], dcg[rows], nrbp[rows] = series(rel, judgments.count[rows], alpha, beta)
+        return cls(judgments, alpha, beta, Series(err, dcg, nrbp))
 
     @property
     def undefined(self) -> np.ndarray:
@@ -232,17 +251,43 @@ class Scorer:
 
     def evaluate(self, lists: np.ndarray) -> np.ndarray:
         """(Q, 21) values in ndeval's column order (NAMES) of ranked lists (Q, L) of items."""
-        rel = self.judgments.relevance(_padded(lists))
-        run = series(rel, self.judgments.count, self.alpha, self.beta)
-        mapia, p_ia, strec = intent_aware(rel, self.judgments.count, self.judgments.nrel)
-        scored = run.dcg != 0
-        n_err = _ratio(run.err, self.ideal.err, scored)
-        n_dcg = _ratio(run.dcg, self.ideal.dcg, scored)
-        n_nrbp = _ratio(run.nrbp, self.ideal.nrbp, ~self.undefined)
-        cut = [k - 1 for k in CUTOFFS]
-        return np.column_stack([run.err[:, cut], n_err[:, cut], run.dcg[:, cut],
-                                n_dcg[:, cut], run.nrbp, n_nrbp, mapia, p_ia[:, cut],
-                                strec[:, cut]])
+        lists = _padded(lists)
+        out = np.zeros((len(lists), len(NAMES)))
+        for rows, rel in _by_room(self.judgments, lists):
+            count = self.judgments.count[rows]
+            run = series(rel, count, self.alpha, self.beta)
+            mapia, p_ia, strec = intent_aware(rel, count,
+                                              self.judgments.nrel[rows, :rel.shape[2]])
+            ideal = Series(*(x[rows] for x in self.ideal))
+            scored = run.dcg != 0
+            n_err = _ratio(run.err, ideal.err, scored)
+            n_dcg = _ratio(run.dcg, ideal.dcg, scored)
+            n_nrbp = _ratio(run.nrbp, ideal.nrbp, ideal.nrbp != 0)
+            cut = [k - 1 for k in CUTOFFS]
+            out[rows] = np.column_stack([run.err[:, cut], n_err[:, cut], run.dcg[:, cut],
+                                         n_dcg[:, cut], run.nrbp, n_nrbp, mapia, p_ia[:, cut],
+                                         strec[:, cut]])
+        return out
+
+
+def _by_room(judgments: Judgments, lists: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(queries, their (q, L, T) relevance) in groups of queries that need about the same
+    room: positions up to the last item listed (at least DEPTH) and the query's subtopics,
+    each rounded up to a power of two, so that one deep or wide query pads no other beyond
+    twice its own (one topic of 3,000 subtopics made 200 topics' arrays 15 GB). Positions
+    past a list's last item and subtopics past a query's count add nothing to any sum: the
+    values are the one padded array's, bit for bit."""
+    listed = lists >= 0
+    last = np.where(listed.any(axis=1), lists.shape[1] - np.argmax(listed[:, ::-1], axis=1), 0)
+    length = np.maximum(last, DEPTH)
+    count = judgments.count
+    key = (np.ceil(np.log2(length)).astype(np.int64) * 64
+           + np.ceil(np.log2(np.maximum(count, 1))).astype(np.int64))
+    order = np.argsort(key, kind="stable")
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
+    for rows in np.split(order, bounds):
+        width = int(count[rows].max())  # the columns first: a (q, L, all T) array is the cliff
+        yield rows, judgments.membership[:, :width][lists[rows, :int(length[rows].max())]]
 
 
 def undefined_note(how_many: str) -> str:

@@ -227,15 +227,16 @@ def test_equals_literal_restatement_exactly(tmp_path, topic):
 
 @st.composite
 def collections(draw):
-    """2-4 topics of different depths and widths (a topic may have up to 12 subtopics, or a
-    dozen documents), numbered 1, 20, 300, 4000 (numeric order is ndeval's)."""
+    """2-4 topics of different depths and widths (a topic may have up to 40 subtopics, a dozen
+    judged documents, rankings past DEPTH), numbered 1, 20, 300, 4000 (ndeval's order)."""
     out = {}
     for number in [1, 20, 300, 4000][:draw(st.integers(2, 4))]:
         names = [f"{d}-{number}" for d in DOCS] + [f"deep-{number}-{k}" for k in range(6)]
         judged = draw(st.lists(st.sampled_from(names), unique=True, min_size=1, max_size=14))
-        top = draw(st.sampled_from([3, 5, 12]))
+        top = draw(st.sampled_from([3, 5, 12, 40]))
         subs_of = {d: draw(st.sets(st.integers(1, top), max_size=top)) for d in judged}
-        ranking = draw(st.permutations(names))[:draw(st.integers(1, 20))]
+        unjudged = [f"u{k}" for k in range(draw(st.sampled_from([0, 10, 50])))]
+        ranking = draw(st.permutations(names + unjudged))[:draw(st.integers(1, 80))]
         out[number] = (subs_of, ranking)
     return out, draw(PARAMS), draw(PARAMS)
 
@@ -243,9 +244,10 @@ def collections(draw):
 @settings(SETTINGS, max_examples=80)
 @given(collections())
 def test_topics_of_every_shape_together_equal_the_literal_restatement(tmp_path, drawn):
-    """Topics are scored side by side (the greedy ideal steps over the topics that still have
-    items, with the subtopics they need): each topic's values are the one-topic restatement's,
-    bit for bit, whatever the other topics' depths and widths."""
+    """Topics are scored side by side, in groups by the room they need (the greedy ideal by
+    subtopics, then over the topics that still have items; the measures by list length and
+    subtopics): each topic's values are the one-topic restatement's, bit for bit, whatever
+    the other topics' depths and widths."""
     coll, alpha, beta = drawn
     lines = [f"{n} {s} {d} 1\n" for n, (subs_of, _) in coll.items()
              for d, subs in subs_of.items() for s in sorted(subs)]
