@@ -50,8 +50,9 @@ def pair_values(values: np.ndarray) -> np.ndarray:
 def ttest(x: np.ndarray) -> np.ndarray:
     """(P,) two-sided one-sample t-test p-values of the columns of ``x`` (Q, P) against 0.
 
-    Equals scipy.stats.ttest_1samp (ttest_rel for metric differences); a column with no
-    variance gets p = 1 when it is all zero and p = 0 otherwise.
+    Equals scipy.stats.ttest_1samp (ttest_rel for metric differences); a column whose values
+    are all equal gets p = 1 when they are 0 and p = 0 otherwise (its standard deviation may
+    round to 1.7e-17 instead of 0: three values 0.1 gave scipy's p of 9.6e-33).
     """
     from scipy.special import stdtr  # Student's t CDF (what scipy.stats.t uses); lazily,
     # as scipy costs every other command its import time
@@ -64,7 +65,8 @@ def ttest(x: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / (sd / np.sqrt(n))
     p = 2.0 * stdtr(n - 1, -np.abs(t))
-    return np.where(sd == 0, np.where(mean == 0, 1.0, 0.0), p)
+    constant = (x == x[0]).all(axis=0)
+    return np.where(constant, np.where(x[0] == 0, 1.0, 0.0), p)
 
 
 def _extreme_counts(null: np.ndarray, observed: np.ndarray) -> np.ndarray:

@@ -48,6 +48,14 @@ def test_ttest_without_variance():
     assert ttest(x).tolist() == [1.0, 0.0]
 
 
+def test_ttest_of_equal_values_whose_sd_rounds_above_zero():
+    """Three differences of exactly 0.1: their sd (ddof=1) is 1.7e-17, not 0, and scipy's p
+    is 9.6e-33; every value equal and not 0 is p = 0, as for any other constant column."""
+    x = np.array([[0.1, -0.3, 0.0], [0.1, -0.3, 0.0], [0.1, -0.3, 0.0]])
+    assert x[:, 0].std(ddof=1) > 0  # the case: the rounding this test is about
+    assert ttest(x).tolist() == [0.0, 0.0, 1.0]
+
+
 def test_ttest_needs_two_queries():
     with pytest.raises(InputError, match="at least 2 queries"):
         ttest(np.ones((1, 3)))
