@@ -12,7 +12,7 @@ from .errors import InputError
 from .pipeline import Options, evaluate_runs, unreached_levels
 from .measures import resolve
 from .report.common import Verdicts
-from .results import Results
+from .results import ALL, Results
 from .measures.trec import GEOMETRIC, NOT_PER_QUERY, TEXT_MEASURES
 from .report.escape import markdown
 from .stats import (DEFAULT_SEED, pair_values, query_counts, significance, smallest_p,
@@ -143,8 +143,9 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
                                     (name if is_pref else f"{name}_diff", f"{name}_p")))
         for (name, delta), (m,) in zip(max_drops, drop_measures):
             out = m.studied[0]
-            mean = ctx.metrics[out].mean(axis=0)
-            drop = float(mean[0] - mean[c]) if m.higher_is_better else float(mean[c] - mean[0])
+            # the values rpp eval prints: a mean, or the sum for trec_eval's counts (num_ret)
+            base, mine = (ctx.results.value(out, ALL, run) for run in (coll.run_names[0], cand))
+            drop = base - mine if m.higher_is_better else mine - base
             results.add(f"{out}_drop", -1, [c], [drop], [0])
             verdicts.append(Verdict(cand, out, drop <= delta,
                                     f"drop {drop:+.4f} (allowed {delta:g})", (f"{out}_drop",)))

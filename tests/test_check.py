@@ -218,3 +218,22 @@ def test_eval_notes_a_measure_no_judgment_reaches(binary_qrels):
     values = [line.split("\t") for line in res.out.splitlines()]
     assert {v[-1] for v in values if v[0].startswith("P(rel=2)@5")} == {"0.0000"}
     assert {v[-1] for v in values if v[0].startswith("P(rel=1)@5")} != {"0.0000"}
+
+
+@pytest.mark.parametrize("measure", ["num_rel_ret", "num_ret", "map"])
+def test_max_drop_reads_the_value_eval_prints(measure):
+    """A --max-drop is on the measure's value as rpp eval prints it: the mean for map, the
+    sum over queries for trec_eval's counts (a mean of num_rel_ret hid a drop of 20 as 1.2)."""
+    printed = parse_lines(rpp("eval", "-m", measure, "--precision", "17", QRELS, BEST,
+                              WORST).out)
+    drop = printed[(measure, "all", BEST.name)] - printed[(measure, "all", WORST.name)]
+    assert drop > 0
+    fails = rpp("check", QRELS, "--baseline", BEST, WORST, "--max-drop",
+                f"{measure}={drop * 0.99:.17g}", "-m", "map", "--test", "ttest")
+    assert fails.code == 1, fails.err
+    assert f"FAIL\t{WORST.name}\t{measure}\tdrop {drop:+.4f}" in fails.err
+    evidence = parse_lines(rpp("check", QRELS, "--baseline", BEST, WORST, "--max-drop",
+                               f"{measure}={drop * 1.01:.17g}", "-m", "map", "--test", "ttest",
+                               "--precision", "17").out)
+    assert evidence[(f"{measure}_drop", "all", WORST.name, BEST.name)] == pytest.approx(
+        drop, rel=1e-15)
