@@ -326,7 +326,7 @@ class Meta:
             return Job(compute, lambda taus: self._add(f"robust_queries_{k}",
                                                        [s.name for s in self.subjects], taus))
         out = [by_queries(k) for k in self.query_counts()]
-        for f in self.opts.judged_fractions:
+        for f in dict.fromkeys(self.opts.judged_fractions):  # a fraction given twice: once
             out += self._judged_jobs(f)
         return out
 
@@ -334,7 +334,7 @@ class Meta:
         policy = self.opts.judged_policy
         rng = self._rng(3, round(fraction * 1_000_000), JUDGED_POLICIES.index(policy))
         taus: list[list[float]] = [[] for _ in self.subjects]
-        name = f"robust_judged_{fraction:.2f}" + ("_pool" if policy == "pool" else "")
+        name = f"robust_judged_{fraction_label(fraction)}" + ("_pool" if policy == "pool" else "")
 
         whole, measures, ordering, full = (self.ctx.collection, self.measures,
                                            self.opts.ordering, self._full)
@@ -447,6 +447,14 @@ def check(opts: MetaOptions, n_runs: int) -> None:
     for f in opts.judged_fractions:
         if not 0 < f <= 1:
             raise InputError(f"--judged-fractions: {f:g} is not in (0, 1]")
+
+
+def fraction_label(fraction: float) -> str:
+    """A judged fraction in an output name: two decimals (0.50) when they are the fraction,
+    else its shortest exact form (0.125, 0.999, 0.001), so two fractions never share a name
+    and none prints as 1.00 or 0.00."""
+    two = f"{fraction:.2f}"
+    return two if float(two) == fraction else repr(fraction)
 
 
 def plan_meta(qrels_path: str, run_paths: list[str], measure_names: list[str] | None,

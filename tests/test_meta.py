@@ -271,3 +271,23 @@ def test_pool_policy_rows_are_named():
     _, rows = run_meta(analyses=("robustness",), samples=2, query_counts=(5,),
                        judged_fractions=(0.5,), judged_samples=2, judged_policy="pool")
     assert {m for m, _, _ in rows} == {"robust_queries_5", "robust_judged_0.50_pool"}
+
+
+def test_judged_fractions_each_have_a_name_of_their_own():
+    """0.125 and 0.12 were both robust_judged_0.12 (one table column dropped the other),
+    0.999 printed as 1.00 and a fraction given twice gave its lines twice: each fraction now
+    has its own exact name (two decimals where they are exact), once."""
+    from rpp_cli.metaeval import fraction_label
+
+    from .conftest import rpp
+
+    assert [fraction_label(f) for f in (0.5, 0.25, 0.125, 0.12, 0.999, 0.001, 1.0)] == [
+        "0.50", "0.25", "0.125", "0.12", "0.999", "0.001", "1.00"]
+    res = rpp("meta", "-Q", "--analysis", "robustness", "-m", "map", "--samples", "5",
+              "--judged-fractions", "0.125,0.12,0.999,0.5,0.5", "--judged-samples", "2",
+              DEMO / "qrels", *sorted((DEMO / "runs").iterdir()))
+    assert res.code == 0, res.err
+    names = [line.split("\t")[0].strip() for line in res.out.splitlines()
+             if line.startswith("robust_judged")]
+    assert names == ["robust_judged_0.125", "robust_judged_0.12", "robust_judged_0.999",
+                     "robust_judged_0.50"]
