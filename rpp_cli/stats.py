@@ -37,6 +37,7 @@ _CHUNK_ELEMENTS = 1 << 22
 # Elements of a block of HSD sums, trials x pairs (128 KiB: a trial's row stays in cache).
 # It also fixes which random draws fill which trial, so p-values depend on it: keep it.
 _CACHE_ELEMENTS = 1 << 14
+_BLOCK_BYTES = 64 << 20  # HSD permutations a block (int64 run indexes); where it binds it fixes draws too
 
 
 def pair_values(values: np.ndarray) -> np.ndarray:
@@ -115,8 +116,10 @@ def hsd(values: np.ndarray, permutations: int, rng: np.random.Generator) -> np.n
     ia, ib = np.triu_indices(n_runs, 1)
     pairs = np.stack((ia, ib), axis=1) if values.ndim == 3 else None
     width = len(ia) if values.ndim == 3 else n_runs
-    step = max(1, _CACHE_ELEMENTS // max(width, 1))  # trials a block (the same random draws
-    # as when each block was summed query by query in numpy)
+    # trials a block (the same random draws as when each block was summed query by query in
+    # numpy), and no more than _BLOCK_BYTES of permutations: with one pair 16,384 trials of
+    # 20,000 queries were 5 GB
+    step = max(1, min(_CACHE_ELEMENTS // max(width, 1), _BLOCK_BYTES // (8 * n_q * n_runs)))
     count = np.zeros(len(ia), dtype=np.int64)
     block = np.empty((n_q, min(step, permutations), n_runs), dtype=np.int64)
     for lo in range(0, permutations, step):

@@ -276,3 +276,30 @@ def test_p_values_do_not_depend_on_the_order_of_the_runs(test):
     by_pair = {frozenset((names[a], names[b])): v for a, b, v in zip(ia, ib, p)}
     for a, b, v in zip(ia, ib, q):
         assert by_pair[frozenset((names[shuffle[a]], names[shuffle[b]]))] == v
+
+
+def test_hsd_blocks_of_trials_fit_their_memory_bound(monkeypatch):
+    """A block of HSD trials holds at most _BLOCK_BYTES of permutations (16,384 trials of
+    20,000 queries and 2 runs were 5 GB). Where the bound binds, the trials are still
+    B permutations: p = (count + 1) / (B + 1); a run against its copy is p = 1."""
+    from rpp_cli import stats
+
+    rng_values = np.random.default_rng(5)
+    values = rng_values.normal(size=(40, 3))
+    values[:, 2] = values[:, 0]  # run 2 is a copy of run 0
+    values[:, 1] += 0.8  # run 1 is much better
+    sizes = []
+    real_empty = np.empty
+
+    def empty(shape, dtype=float):
+        sizes.append(np.prod(shape) * np.dtype(dtype).itemsize)
+        return real_empty(shape, dtype=dtype)
+
+    monkeypatch.setattr(stats, "_BLOCK_BYTES", 8 * 40 * 3 * 7)  # 7 trials a block
+    monkeypatch.setattr(stats.np, "empty", empty)
+    p = stats.hsd(values, 100, np.random.default_rng(1))
+    monkeypatch.undo()
+    assert max(sizes) <= 8 * 40 * 3 * 7
+    counts = p * 101
+    assert np.allclose(counts, np.round(counts)) and ((counts >= 1) & (counts <= 101)).all()
+    assert p[1] == 1.0 and p[0] < 0.05 and p[2] < 0.05  # pairs (0,1), (0,2), (1,2)
