@@ -175,8 +175,10 @@ def test_antisymmetric_bounded_and_zero_on_itself(tmp_path, coll):
 @given(st.integers(1, 5), st.integers(2, 5), st.integers(0, 2**32 - 1))
 def test_kernel_antisymmetry_and_chunking(n_queries, n_runs, seed):
     """The vectorised kernel directly: exact antisymmetry, zero diagonal, and the same values
-    whatever the chunk size (chunks never split a query)."""
+    whatever the chunk size (chunks never split a query's levels; at 8 bytes every query's
+    pairs come one at a time), for weighted and uniform RPP and lexicographic preference."""
     import rpp_cli.measures.preference as pref
+    from rpp_cli.measures.lexicographic import lexicographic
 
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 6, n_queries * 2)
@@ -184,15 +186,24 @@ def test_kernel_antisymmetry_and_chunking(n_queries, n_runs, seed):
     member_seg = np.repeat(np.arange(len(sizes)), sizes)
     pops = Populations(np.arange(len(member_seg)), member_seg, seg_query)
     positions = np.sort(rng.integers(1, 8, (n_runs, len(member_seg))), axis=1)
-    w = level_weights(pops, "dcg")[:, None]
-    full = pairwise(positions, pops, w, n_queries)
+    w = np.column_stack([level_weights(pops, "dcg"), level_weights(pops, "uniform")])
+    uniform = np.array([False, True])
+
+    def every() -> list[np.ndarray]:
+        return [pairwise(positions, pops, w, n_queries, uniform),
+                lexicographic(positions, pops, n_queries, "first", "sign"),
+                lexicographic(positions, pops, n_queries, "last", "reciprocal")]
+
+    full_all = every()
     old = pref._CHUNK_BYTES
     try:
         pref._CHUNK_BYTES = 8
-        tiny = pairwise(positions, pops, w, n_queries)
+        tiny_all = every()
     finally:
         pref._CHUNK_BYTES = old
-    assert np.array_equal(full, tiny)
+    for full, tiny in zip(full_all, tiny_all):
+        assert np.array_equal(full, tiny)
+    full = full_all[0]
     assert np.array_equal(full, -full.transpose(0, 1, 3, 2))
     assert (np.abs(full) <= 1 + 1e-12).all()
 
@@ -211,3 +222,32 @@ def test_distinct_pairs_is_numpy_unique_of_the_columns(rows):
     want = np.unique(np.stack([query.astype(np.float64), grade]), axis=1)
     assert got_query.tolist() == want[0].astype(np.int64).tolist()
     assert got_grade.tolist() == want[1].tolist()
+
+
+def test_one_large_query_comes_a_group_of_pairs_at_a_time():
+    """A query with more levels than a block holds (graded populations: 1,000 grades are
+    500,500 levels) comes in groups of pairs, each with all its levels: every pair once, its
+    signs those of the positions, no block over the bound (one block of 780 pairs x 500,500
+    levels was 3.7 GB)."""
+    import rpp_cli.measures.preference as pref
+    from rpp_cli.measures.preference import pair_blocks
+
+    rng = np.random.default_rng(3)
+    sizes = np.array([50, 150])  # one query, two populations: 200 levels
+    member_seg = np.repeat(np.arange(2), sizes)
+    pops = Populations(np.arange(200), member_seg, np.zeros(2, dtype=np.int64))
+    positions = rng.integers(1, 40, (10, 200))
+    old = pref._CHUNK_BYTES
+    try:
+        pref._CHUNK_BYTES = 8 * 200 * 5  # five pairs of 200 levels a block
+        blocks = list(pair_blocks(positions, pops, 1))
+    finally:
+        pref._CHUNK_BYTES = old
+    assert [len(b[3]) for b in blocks] == [5] * 9
+    seen = []
+    for q0, q1, lo, ia, ib, sign, bounds in blocks:
+        assert (q0, q1, lo, bounds.tolist()) == (0, 1, 0, [0])
+        for k, (a, b) in enumerate(zip(ia.tolist(), ib.tolist())):
+            assert np.array_equal(sign[k], np.sign(positions[b] - positions[a]))
+            seen.append((a, b))
+    assert seen == [(a, b) for a in range(10) for b in range(a + 1, 10)]

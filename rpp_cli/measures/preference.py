@@ -63,16 +63,19 @@ def level_weights(pops: Populations, discount: str) -> np.ndarray:
 def pair_blocks(positions: np.ndarray, pops: Populations, n_queries: int
                 ) -> Iterator[tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray,
                                     np.ndarray]]:
-    """The signs of the position differences f^b - f^a of every run pair a < b, a block of
-    queries at a time (bounded memory at any scale): yields (q0, q1, lo, ia, ib, sign,
-    bounds), where ``sign`` is int8 (pairs, levels of queries q0..q1-1), ``lo`` the first of
-    those levels and ``bounds`` the first level of each of those queries within the block.
-    sign > 0: run a places that member higher. The pairs of one run a are compared with
-    its row at once (no copies of the runs' rows per pair)."""
+    """The signs of the position differences f^b - f^a of run pairs a < b, a block of queries
+    and pairs at a time (bounded memory at any scale): yields (q0, q1, lo, ia, ib, sign,
+    bounds), where ``sign`` is int8 (pairs ia, ib; levels of queries q0..q1-1), ``lo`` the
+    first of those levels and ``bounds`` the first level of each of those queries within the
+    block. sign > 0: run a places that member higher. A block holds every pair, unless one
+    query has more levels than the bound allows: its pairs then come a group at a time (a
+    pair's levels are never cut, so its sums are the same). The pairs of one run a are
+    compared with its row at once (no copies of the runs' rows per pair)."""
     n_runs = positions.shape[0]
     ia, ib = np.triu_indices(n_runs, 1)
     if len(ia) == 0:
         return
+    first_pair = np.concatenate(([0], np.cumsum(np.arange(n_runs - 1, 0, -1))))  # of run a
     level_query = pops.seg_query[pops.member_seg]
     q_start = np.searchsorted(level_query, np.arange(n_queries + 1))
     step = max(1, _CHUNK_BYTES // (8 * len(ia)))
@@ -82,15 +85,17 @@ def pair_blocks(positions: np.ndarray, pops: Populations, n_queries: int
         q1 = min(q1, n_queries)
         lo, hi = q_start[q0], q_start[q1]
         block = positions[:, lo:hi]
-        sign = np.empty((len(ia), hi - lo), dtype=np.int8)
-        at = 0
-        for a in range(n_runs - 1):  # pairs (a, a+1..R-1): rows at..at+R-a-2 of ia, ib
-            later, row = block[a + 1:], block[a]
-            out = sign[at:at + len(later)]
-            np.greater(later, row, out=out.view(np.bool_))
-            out -= np.less(later, row).view(np.int8)
-            at += len(later)
-        yield q0, q1, int(lo), ia, ib, sign, q_start[q0:q1] - lo
+        per_block = max(1, _CHUNK_BYTES // (8 * max(int(hi - lo), 1)))  # pairs that fit
+        for p0 in range(0, len(ia), per_block):
+            p1 = min(p0 + per_block, len(ia))
+            sign = np.empty((p1 - p0, hi - lo), dtype=np.int8)
+            for a in range(int(ia[p0]), int(ia[p1 - 1]) + 1):  # pairs (a, b) within p0..p1
+                s0, s1 = max(p0, first_pair[a]), min(p1, first_pair[a + 1])
+                later = block[a + 1 + s0 - first_pair[a]:a + 1 + s1 - first_pair[a]]
+                out = sign[s0 - p0:s1 - p0]
+                np.greater(later, block[a], out=out.view(np.bool_))
+                out -= np.less(later, block[a]).view(np.int8)
+            yield q0, q1, int(lo), ia[p0:p1], ib[p0:p1], sign, q_start[q0:q1] - lo
         q0 = q1
 
 
