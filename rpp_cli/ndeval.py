@@ -18,7 +18,7 @@ from .errors import InputError
 from .io.qrels import NDEVAL_LARGEST, SubtopicQrels, natural_numbers, read_subtopic_qrels
 from .core import Column, Dictionary, column_of, first_seen, group_positions, rank_rows
 from .io.runs import Run, read_run
-from .measures.diversity import DEPTH, NAMES, Judgments, Scorer, undefined_note
+from .measures.diversity import NAMES, Judgments, Listed, Scorer, undefined_note
 from .results import Results
 from .subtopics import encode_subtopics, relevant_docnos
 
@@ -71,10 +71,7 @@ def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[
     row_q = qidx[np.searchsorted(run_topics, topic[rows])]
     item = _match_items(row_q, run.docno.take(rows), item_query_a, item_docno)
     hit = item >= 0
-    lists = np.full((len(qids), max(DEPTH, int(pos[hit].max(initial=-1)) + 1)), -1,
-                    dtype=np.int64)
-    lists[row_q[hit], pos[hit]] = item[hit]
-    values = scorer.evaluate(lists)
+    values = scorer.evaluate(Listed(row_q[hit], pos[hit], item[hit]))
     printed = np.zeros((len(run_topics), len(NAMES)))
     printed[found] = values[qidx[found]]
     total = np.cumsum(printed, axis=0)[-1]  # in topic order, as ndeval adds them

@@ -133,39 +133,65 @@ def intent_aware(rel: np.ndarray, count: np.ndarray,
     return mapia, p_ia, strec
 
 
-def ideal_ranking(judgments: Judgments, alpha: float) -> np.ndarray:
-    """(Q, N) ndeval's greedy ideal: repeatedly the item of largest novelty gain, ties to the
-    larger docno (-1 pads). Items relevant to no subtopic add nothing and are left out.
+class Listed(NamedTuple):
+    """Ranked lists as their entries: item ``item[k]`` at 0-based ``position[k]`` of query
+    ``query[k]``'s list; a position without an entry holds no relevant item. One deep list
+    costs its entries, not a row of its depth for every query."""
 
-    Queries are independent: they are ranked in groups of about as many subtopics (rounded
-    up to a power of two), so that one query of 3,000 subtopics widens no other's steps.
+    query: np.ndarray
+    position: np.ndarray
+    item: np.ndarray
+
+
+def _room(values: np.ndarray) -> np.ndarray:
+    """``values`` (>= 1) rounded up to a power of two, as exponents: a group's key."""
+    return np.ceil(np.log2(np.maximum(values, 1))).astype(np.int64)
+
+
+def _groups(key: np.ndarray) -> Iterator[np.ndarray]:
+    """The indices of each distinct ``key``, ascending within a group."""
+    order = np.argsort(key, kind="stable")
+    yield from np.split(order, np.flatnonzero(np.diff(key[order])) + 1)
+
+
+def ideal_ranking(judgments: Judgments, alpha: float) -> Listed:
+    """ndeval's greedy ideal: repeatedly the item of largest novelty gain, ties to the larger
+    docno. Items relevant to no subtopic add nothing and are left out.
+
+    Queries are independent: they are ranked in groups of about as many subtopics and items
+    (each rounded up to a power of two), so that one query of 3,000 subtopics or of 4,000
+    items widens or lengthens no other's steps.
     """
     n_queries = len(judgments.count)
-    member = judgments.membership[:-1]
-    items = np.flatnonzero(member.any(axis=1))
-    if len(items) == 0:
-        return np.full((n_queries, 0), -1, dtype=np.int64)
+    items = np.flatnonzero(judgments.membership[:-1].any(axis=1))
     item_query = judgments.item_query[items]
     length = np.bincount(item_query, minlength=n_queries)
-    key = np.ceil(np.log2(np.maximum(judgments.count, 1))).astype(np.int64)
-    ideal = np.full((n_queries, int(length.max())), -1, dtype=np.int64)
-    for k in np.unique(key[length > 0]).tolist():
-        queries = np.flatnonzero((key == k) & (length > 0))
-        ranked = _greedy(judgments, alpha, items[key[item_query] == k], queries)
-        ideal[queries, :ranked.shape[1]] = ranked
-    return ideal
+    key = np.where(length > 0, _room(judgments.count) * 64 + _room(length), -1)
+    parts = [np.zeros((3, 0), dtype=np.int64)]
+    item_key = key[item_query]
+    by_key = np.argsort(item_key, kind="stable")  # a group's items, ascending
+    item_key = item_key[by_key]
+    for queries in _groups(key):
+        if key[queries[0]] < 0:
+            continue  # no item relevant to a subtopic
+        a, b = np.searchsorted(item_key, [key[queries[0]], key[queries[0]] + 1])
+        ranked = _greedy(judgments, alpha, items[by_key[a:b]], queries)
+        r, c = np.nonzero(ranked >= 0)
+        parts.append(np.stack([queries[r], c, ranked[r, c]]))
+    query, position, item = np.concatenate(parts, axis=1)
+    return Listed(query, position, item)
 
 
 def _greedy(judgments: Judgments, alpha: float, items: np.ndarray,
             queries: np.ndarray) -> np.ndarray:
     """(len(queries), N) the greedy ideal of ``queries`` (ascending), from ``items`` (theirs,
-    each relevant to a subtopic).
+    each relevant to a subtopic); -1 pads.
 
     Items with the same subtopics have the same gain at every step, so the greedy runs over
-    those classes (few per query), taking a class's items in descending docno order. Each
-    step depends on the last, so steps are a loop; each is numpy over the queries that still
-    have items, with the classes they need: queries are taken most items first, so those are
-    a prefix, and one deep query does not make every step as wide as the widest.
+    those classes, taking a class's items in descending docno order; a class is scored from
+    its own subtopics only. Each step depends on the last, so steps are a loop; each is numpy
+    over the queries that still have items: queries are taken most items first, so those are
+    a prefix.
     """
     n_queries = len(queries)
     n_topics = int(judgments.count[queries].max())
@@ -189,40 +215,40 @@ def _greedy(judgments: Judgments, alpha: float, items: np.ndarray,
     length = np.bincount(query, minlength=n_queries)  # non-increasing
     active = np.searchsorted(-length, -np.arange(length[0]), side="left")  # length > s
     width = np.maximum.accumulate(np.diff(first_class))  # classes the first k queries need
-    pattern = np.zeros((n_queries, int(width[-1]), n_topics), dtype=bool)
-    pattern[cls_query, slot] = member[first_item]
+    # each class's subtopics, ascending (n_topics pads: a column of gain 0 that stays 0)
+    cls, topic = np.nonzero(member[first_item])
+    per_class = np.bincount(cls, minlength=len(first_item))
+    nth = np.arange(len(cls)) - np.searchsorted(cls, cls)
+    topics = np.full((n_queries, int(width[-1]), int(per_class.max())), n_topics,
+                     dtype=np.int64)
+    topics[cls_query[cls], slot[cls], nth] = topic
     rank = judgments.docno_rank[items]
     queue = items[np.lexsort((-rank, of_class))]  # by class, docno desc
-    start = np.zeros(pattern.shape[:2], dtype=np.int64)
+    start = np.zeros(topics.shape[:2], dtype=np.int64)
     size = np.zeros_like(start)
     start[cls_query, slot] = np.searchsorted(np.sort(of_class), np.arange(len(first_item)))
     size[cls_query, slot] = np.bincount(of_class, minlength=len(first_item))
     taken = np.zeros_like(size)
-    gain = np.ones((n_queries, n_topics))
+    gain = np.ones((n_queries, n_topics + 1))
+    gain[:, n_topics] = 0.0
     ideal = np.full((n_queries, int(length[0])), -1, dtype=np.int64)
     for step, k in enumerate(active.tolist()):  # one rank per step: each pick lowers the next
         w = int(width[k - 1])
         rows = np.arange(k)
         live = taken[:k, :w] < size[:k, :w]
         # a class's gain: its subtopics' gains added one by one in subtopic order, as ndeval
-        # adds them (cumsum is a sequential sum; the zeros between add nothing)
-        score = np.cumsum(np.where(pattern[:k, :w], gain[:k, None], 0.0), axis=2)[:, :, -1]
+        # adds them (cumsum is a sequential sum; the padding's zeros add nothing)
+        score = np.cumsum(gain[rows[:, None, None], topics[:k, :w]], axis=2)[:, :, -1]
         score = np.where(live, score, -np.inf)
         nxt = queue[np.minimum(start[:k, :w] + taken[:k, :w], len(queue) - 1)]
         best = live & (score == score.max(axis=1, keepdims=True))
         pick = np.where(best, judgments.docno_rank[nxt], -1).argmax(axis=1)
         ideal[:k, step] = nxt[rows, pick]
         taken[rows, pick] += 1
-        gain[:k] = np.where(pattern[rows, pick], gain[:k] * (1.0 - alpha), gain[:k])
+        picked = topics[rows, pick]  # (k, subtopics of a class): each once, pads at the end
+        gain[rows[:, None], picked] *= 1.0 - alpha
+        gain[:, n_topics] = 0.0
     return ideal[place]
-
-
-def _padded(lists: np.ndarray) -> np.ndarray:
-    """Ranked lists with at least DEPTH columns (-1 = no relevant item there)."""
-    if lists.shape[1] >= DEPTH:
-        return lists
-    pad = np.full((lists.shape[0], DEPTH - lists.shape[1]), -1, dtype=np.int64)
-    return np.concatenate([lists, pad], axis=1)
 
 
 @dataclass(frozen=True)
@@ -237,10 +263,9 @@ class Scorer:
     @classmethod
     def prepare(cls, judgments: Judgments, alpha: float = ALPHA, beta: float = BETA) -> Scorer:
         """Compute the greedy ideal ranking's measures once for every run to come."""
-        ideal = _padded(ideal_ranking(judgments, alpha))
-        n = len(ideal)
+        n = len(judgments.count)
         err, dcg, nrbp = np.zeros((n, DEPTH)), np.zeros((n, DEPTH)), np.zeros(n)
-        for rows, rel in _by_room(judgments, ideal):
+        for rows, rel in _by_room(judgments, ideal_ranking(judgments, alpha)):
             err[rows], dcg[rows], nrbp[rows] = series(rel, judgments.count[rows], alpha, beta)
         return cls(judgments, alpha, beta, Series(err, dcg, nrbp))
 
@@ -249,11 +274,10 @@ class Scorer:
         """(Q,) queries whose nNRBP is 0/0 (ideal NRBP 0): ndeval prints NaN, we print 0."""
         return self.ideal.nrbp == 0
 
-    def evaluate(self, lists: np.ndarray) -> np.ndarray:
-        """(Q, 21) values in ndeval's column order (NAMES) of ranked lists (Q, L) of items."""
-        lists = _padded(lists)
-        out = np.zeros((len(lists), len(NAMES)))
-        for rows, rel in _by_room(self.judgments, lists):
+    def evaluate(self, listed: Listed) -> np.ndarray:
+        """(Q, 21) values in ndeval's column order (NAMES) of every query's ranked list."""
+        out = np.zeros((len(self.judgments.count), len(NAMES)))
+        for rows, rel in _by_room(self.judgments, listed):
             count = self.judgments.count[rows]
             run = series(rel, count, self.alpha, self.beta)
             mapia, p_ia, strec = intent_aware(rel, count,
@@ -270,24 +294,38 @@ class Scorer:
         return out
 
 
-def _by_room(judgments: Judgments, lists: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+_ROOM_ELEMENTS = 1 << 22  # (queries, positions, subtopics) of a batch: 4M, 32 MB as int64
+
+
+def _by_room(judgments: Judgments, listed: Listed
+             ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(queries, their (q, L, T) relevance) in groups of queries that need about the same
     room: positions up to the last item listed (at least DEPTH) and the query's subtopics,
     each rounded up to a power of two, so that one deep or wide query pads no other beyond
     twice its own (one topic of 3,000 subtopics made 200 topics' arrays 15 GB). Positions
     past a list's last item and subtopics past a query's count add nothing to any sum: the
     values are the one padded array's, bit for bit."""
-    listed = lists >= 0
-    last = np.where(listed.any(axis=1), lists.shape[1] - np.argmax(listed[:, ::-1], axis=1), 0)
-    length = np.maximum(last, DEPTH)
     count = judgments.count
-    key = (np.ceil(np.log2(length)).astype(np.int64) * 64
-           + np.ceil(np.log2(np.maximum(count, 1))).astype(np.int64))
-    order = np.argsort(key, kind="stable")
-    bounds = np.flatnonzero(np.diff(key[order])) + 1
-    for rows in np.split(order, bounds):
-        width = int(count[rows].max())  # the columns first: a (q, L, all T) array is the cliff
-        yield rows, judgments.membership[:, :width][lists[rows, :int(length[rows].max())]]
+    length = np.full(len(count), DEPTH, dtype=np.int64)
+    np.maximum.at(length, listed.query, listed.position + 1)
+    key = _room(length) * 64 + _room(count)
+    entry = np.argsort(key[listed.query], kind="stable")  # the entries, group by group
+    entry_key = key[listed.query][entry]
+    in_group = np.empty(len(count), dtype=np.int64)
+    for group in _groups(key):
+        a, b = np.searchsorted(entry_key, [key[group[0]], key[group[0]] + 1])
+        in_group[group] = np.arange(len(group))
+        mine = entry[a:b][np.argsort(in_group[listed.query[entry[a:b]]], kind="stable")]
+        at = in_group[listed.query[mine]]  # ascending: a batch's entries are a slice
+        room = int(length[group].max()) * max(int(count[group].max()), 1)
+        per = max(1, _ROOM_ELEMENTS // room)  # queries a batch: its arrays stay bounded
+        for lo in range(0, len(group), per):
+            rows = group[lo:lo + per]
+            x, y = np.searchsorted(at, [lo, lo + per])
+            lists = np.full((len(rows), int(length[rows].max())), -1, dtype=np.int64)
+            lists[at[x:y] - lo, listed.position[mine[x:y]]] = listed.item[mine[x:y]]
+            # the subtopic columns first: a (q, L, every T) array is the 15 GB above
+            yield rows, judgments.membership[:, :int(count[rows].max())][lists]
 
 
 def undefined_note(how_many: str) -> str:
@@ -296,14 +334,11 @@ def undefined_note(how_many: str) -> str:
             "ndeval prints -nan, rpp prints 0")
 
 
-def collection_lists(coll, r: int, member: np.ndarray) -> np.ndarray:
-    """(Q, L) the subtopic-relevant items run ``r`` retrieved, at their 0-based ranks."""
+def collection_lists(coll, r: int, member: np.ndarray) -> Listed:
+    """The subtopic-relevant items run ``r`` retrieved, at their 0-based ranks."""
     rank = coll.ranks[r]
     hit = np.flatnonzero((rank > 0) & member)
-    lists = np.full((len(coll.qids), max(DEPTH, int(rank[hit].max(initial=0)))), -1,
-                    dtype=np.int64)
-    lists[coll.item_query[hit], rank[hit] - 1] = hit
-    return lists
+    return Listed(coll.item_query[hit], rank[hit] - 1, hit)
 
 
 @family("diversity")

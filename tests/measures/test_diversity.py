@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rpp_cli.pipeline import Options, run_eval
-from rpp_cli.measures.diversity import NAMES, Judgments, Scorer, ideal_ranking
+from rpp_cli.measures.diversity import NAMES, Judgments, Listed, Scorer, ideal_ranking
 from rpp_cli.ndeval import NdevalOptions, run_ndeval
 
 from ..conftest import DEMO, ROOT, parse_lines, rpp
@@ -34,7 +34,11 @@ def judgments(subtopics_of: list[set[int]], n_sub: int) -> Judgments:
 
 
 def values(scorer: Scorer, ranking: list[int]) -> dict[str, float]:
-    return dict(zip(NAMES, scorer.evaluate(np.array([ranking])).ravel().tolist()))
+    """The 21 values of one query's ranking (item indices, -1: not relevant)."""
+    at = [k for k, item in enumerate(ranking) if item >= 0]
+    listed = Listed(np.zeros(len(at), dtype=np.int64), np.array(at, dtype=np.int64),
+                    np.array([ranking[k] for k in at], dtype=np.int64))
+    return dict(zip(NAMES, scorer.evaluate(listed).ravel().tolist()))
 
 
 # Items 0..3 = d1{s1}, d2{s1,s2}, d3{s2}, d4{s3}; run: d3, -, d1, d2, -, d4 (α = β = 0.5).
@@ -99,7 +103,7 @@ def test_undefined_nnrbp_is_zero_and_flagged():
 
 def test_greedy_ideal_breaks_ties_towards_the_larger_docno():
     ideal = ideal_ranking(HAND, 0.5)
-    assert ideal.tolist() == [[1, 3, 2, 0]]
+    assert [x.tolist() for x in ideal] == [[0, 0, 0, 0], [0, 1, 2, 3], [1, 3, 2, 0]]
 
 
 def test_a_run_can_beat_the_greedy_ideal():
@@ -258,6 +262,16 @@ def test_topics_of_every_shape_together_equal_the_literal_restatement(tmp_path, 
                                         for n, (_, ranking) in coll.items()
                                         for i, d in enumerate(ranking)))
     res = run_ndeval(str(tmp_path / "q"), str(tmp_path / "r"), NdevalOptions(alpha, beta), [])
+    import rpp_cli.measures.diversity as diversity
+
+    bound = diversity._ROOM_ELEMENTS
+    try:
+        diversity._ROOM_ELEMENTS = 1  # every topic a batch of its own
+        alone = run_ndeval(str(tmp_path / "q"), str(tmp_path / "r"),
+                           NdevalOptions(alpha, beta), [])
+    finally:
+        diversity._ROOM_ELEMENTS = bound
+    assert list(alone.rows()) == list(res.rows())
     for n, (subs_of, ranking) in coll.items():
         if not any(subs_of.values()):
             continue  # not a topic to ndeval: no relevant line
