@@ -96,3 +96,37 @@ def test_regression_snapshot_of_the_fixture_collection():
     finally:
         os.chdir(cwd)
     assert res.out == GOLDEN.read_text()
+
+
+@pytest.mark.parametrize("given", [["P.5", "P.10"], ["P_5", "P_10"], ["P.5", "P_10", "P.5"]])
+def test_cutoffs_given_twice_are_merged(given):
+    """Each measure asked is printed or refused: cutoffs of one measure given twice print
+    together (trec_eval keeps the first list and drops the second: -m P.5 -m P.10 printed
+    P_5 alone), with the values of the one list P.5,10."""
+    args = [DEMO / "qrels", *RUNS[:2]]
+    together = rpp("eval", "-m", "P.5,10", *args)
+    res = rpp("eval", *[x for m in given for x in ("-m", m)], *args)
+    assert res.code == 0 and res.out == together.out
+    assert {line.split()[0] for line in res.out.splitlines()} == {"P_5", "P_10"}
+
+
+def test_printed_form_of_a_float_cutoff_is_accepted():
+    args = [DEMO / "qrels", RUNS[0]]
+    assert rpp("eval", "-m", "iprec_at_recall_0.20", *args).out == \
+        rpp("eval", "-m", "iprec_at_recall.0.20", *args).out != ""
+
+
+@pytest.mark.parametrize("first,second", [("set_F.0.5", "set_F.1"), ("ndcg.1=3", "ndcg.2=9")])
+def test_other_parameters_given_twice_are_refused(first, second):
+    base = first.split(".")[0]
+    res = rpp("eval", "-m", first, "-m", second, DEMO / "qrels", RUNS[0])
+    assert (res.code, res.out) == (2, "")
+    assert res.err == (f"rpp: measure '{base}' is given twice with different parameters "
+                       f"('{first}' and '{second}'): give it once (trec_eval would keep the "
+                       "first and drop the second)\n")
+
+
+def test_trec_eval_drop_in_keeps_the_first_parameters():
+    """rpp trec-eval is trec_eval: -m P.5 -m P.10 prints P_5 alone, as trec_eval 9.0.8."""
+    res = rpp("trec-eval", "-m", "P.5", "-m", "P.10", DEMO / "qrels", RUNS[0])
+    assert res.code == 0 and [line.split()[0] for line in res.out.splitlines()] == ["P_5"]

@@ -76,7 +76,7 @@ def measures_command() -> None:
 
     One tab-separated line each, fields unpadded (for awk -F'\\t' and cut): name, kind
     (preference: one value per pair of runs; metric: one per run; set: a name for several
-    measures), family, what it measures, parameters.
+    measures), family, what it measures (with its parameters).
     """
     from ..measures.ir_measures import spelling
 

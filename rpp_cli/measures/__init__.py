@@ -123,7 +123,7 @@ def resolve(names: list[str] | None) -> list[Measure]:
         else:
             raise InputError(f"unknown measure '{name}'{_did_you_mean(name)} (rpp measures "
                              "lists them all)")
-    for r in trec.parse(trec_names) if trec_names else []:
+    for r in trec.parse(trec_names, first_wins=False) if trec_names else []:
         if r.base not in trec.TEXT_MEASURES:
             slots.append((first_named[r.base],
                           Measure(r.base if r.params is None else r.spec, METRIC, "trec",

@@ -105,19 +105,22 @@ def is_trec_name(name: str) -> bool:
     return base in ORDER or base in NICKNAMES or _underscore_form(name) is not None
 
 
-def parse(names: list[str], *, allow_underscore: bool = True,
-          check: bool = True) -> list[TrecRequest]:
+def parse(names: list[str], *, allow_underscore: bool = True, check: bool = True,
+          first_wins: bool = True) -> list[TrecRequest]:
     """trec_eval's ``-m`` semantics: nicknames expand, repeats merge, first params win.
 
     With ``allow_underscore``, the printed form ``P_10`` is accepted for ``P.10`` (rpp eval).
     Unknown names raise InputError; so do invalid parameters (with ``check``; trec_eval itself
-    checks them later, see :func:`validate`), before pytrec_eval ever sees them.
+    checks them later, see :func:`validate`), before pytrec_eval ever sees them. Without
+    ``first_wins`` (rpp eval: each measure asked is printed or refused), a measure given two
+    different parameter lists has its cutoffs merged, or is an InputError (see :func:`_merged`),
+    instead of its second list dropped.
     """
     chosen: dict[str, str | None] = {}
     order: list[str] = []
     for raw in names:
         name = raw
-        if allow_underscore and "." not in raw and raw not in ORDER and raw not in NICKNAMES:
+        if allow_underscore and raw.partition(".")[0] not in ORDER and raw not in NICKNAMES:
             name = _underscore_form(raw) or raw
         base, dot, params = name.partition(".")
         if dot and params == "":
@@ -134,11 +137,23 @@ def parse(names: list[str], *, allow_underscore: bool = True,
                 chosen[member] = None
             if base == member and dot and chosen[member] is None:
                 chosen[member] = params
+            elif base == member and dot and chosen[member] != params and not first_wins:
+                chosen[member] = _merged(base, chosen[member], params, raw)
     requests = [TrecRequest(b, chosen[b]) for b in order]
     if check:
         for req in requests:
             validate(req)
     return requests
+
+
+def _merged(base: str, first: str, more: str, raw: str) -> str:
+    """Cutoffs given twice (``-m P.5 -m P_10``) as one list, in order (``5,10``); any other
+    parameters given twice differently are an InputError (trec_eval keeps the first)."""
+    if base in LONG_CUTOFFS or base in FLOAT_CUTOFFS:
+        return ",".join(dict.fromkeys(first.split(",") + more.split(",")))
+    raise InputError(f"measure '{base}' is given twice with different parameters "
+                     f"('{base}.{first}' and '{raw}'): give it once (trec_eval would keep the "
+                     "first and drop the second)")
 
 
 def _underscore_form(name: str) -> str | None:
