@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .aggregate import TIE_TOLERANCE
 from .errors import InputError
 from .pipeline import Options, evaluate_runs, unreached_levels
 from .measures import resolve
@@ -20,6 +21,8 @@ from .stats import (DEFAULT_SEED, pair_values, query_counts, significance, small
 
 GATE_TESTS = ("randomization", "ttest")
 NO_PER_QUERY_VALUES = NOT_PER_QUERY | GEOMETRIC | TEXT_MEASURES  # (gm_map, runid, num_q ...)
+# the same for every run: counted from the qrels, so a gate on them could not fail
+RUN_INDEPENDENT = frozenset({"num_rel"})
 
 
 @dataclass(frozen=True)
@@ -100,12 +103,16 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
     if untestable or not tested:
         raise InputError(f"measure '{(untestable or measure_names or ['?'])[0]}' has no "
                          "per-query values: a gate on it could not fail")
+    fixed = [out for m in tested for out in m.outputs if out in RUN_INDEPENDENT]
+    if fixed:
+        raise InputError(f"measure '{fixed[0]}' is counted from the qrels, the same for every "
+                         "run: a gate on it could not fail")
     drop_measures = [resolve([name]) for name, _ in max_drops]
     for (name, _), found in zip(max_drops, drop_measures):
         if len(found) != 1 or found[0].kind != "metric" or len(found[0].studied) != 1 \
-                or found[0].outputs[0] in NO_PER_QUERY_VALUES:
+                or found[0].outputs[0] in NO_PER_QUERY_VALUES | RUN_INDEPENDENT:
             raise InputError(f"--max-drop '{name}': needs one per-run metric with per-query "
-                             "values (e.g. map, P.10)")
+                             "values that depend on the run (e.g. map, P.10)")
     wanted = list({m.name: m for m in tested + [f[0] for f in drop_measures]}.values())
     # no relevant item: relevance measures are 0 for every run, a gate that could not fail
     ctx = evaluate_runs(qrels_path, [baseline, *candidates], wanted, options, False, notes,
@@ -146,8 +153,11 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
             # the values rpp eval prints: a mean, or the sum for trec_eval's counts (num_ret)
             base, mine = (ctx.results.value(out, ALL, run) for run in (coll.run_names[0], cand))
             drop = base - mine if m.higher_is_better else mine - base
+            # a drop equal to the delta passes; float rounding (0.8 - 0.7 is 0.1 + 9e-17)
+            # decides nothing: within TIE_TOLERANCE of the magnitudes is equal, as for ties
+            allowed = delta + TIE_TOLERANCE * max(abs(base), abs(mine), delta)
             results.add(f"{out}_drop", -1, [c], [drop], [0])
-            verdicts.append(Verdict(cand, out, drop <= delta,
+            verdicts.append(Verdict(cand, out, drop <= allowed,
                                     f"drop {drop:+.4f} (allowed {delta:g})", (f"{out}_drop",)))
     return results, verdicts
 

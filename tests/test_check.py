@@ -112,10 +112,17 @@ def test_evidence_equals_rpp_eval_and_other_formats():
     (["--max-drop", "map=nan"],
      "--max-drop 'map=nan': expected MEASURE=DELTA with a finite DELTA >= 0"),
     (["--max-drop", "rpp=0.1"],
-     "--max-drop 'rpp': needs one per-run metric with per-query values (e.g. map, P.10)"),
+     "--max-drop 'rpp': needs one per-run metric with per-query values that depend on the "
+     "run (e.g. map, P.10)"),
     (["--max-drop", "gm_map=0.01"],
-     "--max-drop 'gm_map': needs one per-run metric with per-query values (e.g. map, P.10)"),
+     "--max-drop 'gm_map': needs one per-run metric with per-query values that depend on the "
+     "run (e.g. map, P.10)"),
+    (["--max-drop", "num_rel=0"],
+     "--max-drop 'num_rel': needs one per-run metric with per-query values that depend on the "
+     "run (e.g. map, P.10)"),
     (["-m", "gm_map"], "measure 'gm_map' has no per-query values: a gate on it could not fail"),
+    (["-m", "num_rel"], "measure 'num_rel' is counted from the qrels, the same for every run: "
+                        "a gate on it could not fail"),
     (["-m", "runid"], "measure 'runid' is text, not a number: rpp trec-eval prints it"),
     (["--alpha", "1.5"], "--alpha must be in (0, 1) (got 1.5)"),
     (["-m", "nosuch"], "unknown measure 'nosuch' (rpp measures lists them all)"),
@@ -237,3 +244,23 @@ def test_max_drop_reads_the_value_eval_prints(measure):
                                "--precision", "17").out)
     assert evidence[(f"{measure}_drop", "all", WORST.name, BEST.name)] == pytest.approx(
         drop, rel=1e-15)
+
+
+@pytest.mark.parametrize("kept,delta,verdict", [
+    (7, "0.1", "PASS"),   # 0.8 - 0.7 is 0.10000000000000009 in floats: equal, passes
+    (7, "0.09", "FAIL"),
+    (6, "0.1", "FAIL"),
+])
+def test_a_drop_equal_to_the_delta_passes(tmp_path, kept, delta, verdict):
+    """ci.md: a drop equal to the delta passes, whatever float rounding makes of it."""
+    from .conftest import write_qrels, write_run
+
+    docs = [f"clueweb12-{k:04d}" for k in range(20)]
+    qrels = write_qrels(tmp_path / "qrels", [("q_1", d, 1) for d in docs[:10]])
+    base = write_run(tmp_path / "base", {"q_1": docs[:8] + docs[10:12] + docs[8:10]})
+    cand = write_run(tmp_path / "cand", {"q_1": docs[:kept] + docs[10:20 - kept]
+                                         + docs[kept:10]})
+    res = rpp("check", qrels, "--baseline", base, cand, "-m", "map", "--test", "ttest",
+              "--max-drop", f"P.10={delta}")
+    drop = (8 - kept) / 10
+    assert f"{verdict}\tcand\tP_10\tdrop {drop:+.4f} (allowed {delta})" in res.err.splitlines()

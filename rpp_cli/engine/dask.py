@@ -150,7 +150,8 @@ def connect(address: str) -> Iterator[DaskEngine]:
     _, distributed = _imported()
     try:
         client = distributed.Client(address, timeout=CONNECT_TIMEOUT)
-    except (OSError, TimeoutError, ValueError) as err:
+    except (OSError, TimeoutError, ValueError, TypeError) as err:  # TypeError: tls:// with
+        # no security configuration (distributed wants an ssl_context)
         raise InputError(f"--dask {address}: cannot reach the scheduler ({err})") from None
     with client:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
