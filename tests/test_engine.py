@@ -421,11 +421,14 @@ def test_same_bytes_on_dask(tmp_path, monkeypatch, dask_engine):
     assert remote.out == local
 
 
-def test_dask_errors_are_one_line(tmp_path):
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:9", "tls://127.0.0.1:9"])
+def test_dask_errors_are_one_line(tmp_path, address):
+    """An unreachable scheduler, or tls:// without a security setup (distributed raised a
+    TypeError there: a traceback and exit 70), is one line and exit 2."""
     qrels, runs = write_collection(generate(3), tmp_path, "plain")
-    res = rpp("eval", "--dask", "tcp://127.0.0.1:9", qrels, *runs)
+    res = rpp("eval", "--dask", address, qrels, *runs)
     assert res.code == 2 and res.out == ""
-    assert res.err.strip().splitlines()[-1].startswith("rpp: --dask tcp://127.0.0.1:9: cannot "
+    assert res.err.strip().splitlines()[-1].startswith(f"rpp: --dask {address}: cannot "
                                                        "reach the scheduler")
 
 
