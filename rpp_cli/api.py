@@ -19,9 +19,11 @@ import itertools
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
-from .core.table import remember
+from .core.table import forget, remember
 from .engine import session
 from .errors import InputError
 from .pipeline import Options, run_eval
@@ -32,6 +34,20 @@ from .results import Results
 from .stats import DEFAULT_SEED, run_compare
 
 _counter = itertools.count()
+# the in-memory inputs of the call under way in this thread (see _inputs)
+_PUT: ContextVar[list[str] | None] = ContextVar("rpp_api_inputs", default=None)
+
+
+@contextmanager
+def _inputs() -> Iterator[None]:
+    """Around one API call: what it put for the reader and the reader did not take (the call
+    failed before reading it: a bad measure name) is dropped, not kept for good."""
+    token = _PUT.set([])
+    try:
+        yield
+    finally:
+        forget(_PUT.get() or [])
+        _PUT.reset(token)
 
 
 def _qrels_source(qrels) -> str:
@@ -44,6 +60,7 @@ def _qrels_source(qrels) -> str:
     if not isinstance(qrels, Mapping):
         raise InputError("qrels: expected a path, a dict {qid: {docno: grade}} or a DataFrame "
                          "(query_id, doc_id, relevance)")
+    _nested("qrels", qrels, "{qid: {docno: grade}}")
     rows = [(str(q), str(d), str(g)) for q, docs in qrels.items() for d, g in docs.items()]
     return _put("qrels", _lines("qrels", [[r[0] for r in rows], ["0"] * len(rows),
                                           [r[1] for r in rows], [r[2] for r in rows]]))
@@ -76,6 +93,7 @@ def _run_text(name: str, run) -> str:
     if _is_frame(run):
         q, d, s = _frame_columns(run, f"run {name}", ("score",))
     elif isinstance(run, Mapping):
+        _nested(f"run {name}", run, "{qid: {docno: score}}")
         rows = [(str(q), str(d), _score_text(name, q, d, s)) for q, docs in run.items()
                 for d, s in docs.items()]
         q, d, s = ([r[i] for r in rows] for i in range(3))
@@ -86,6 +104,14 @@ def _run_text(name: str, run) -> str:
                                                       [str(name)] * n]))
 
 
+def _nested(what: str, mapping: Mapping, shape: str) -> None:
+    """Every value of a qrels or run dict is itself a dict (a list of pairs is not)."""
+    for qid, docs in mapping.items():
+        if not isinstance(docs, Mapping):
+            raise InputError(f"{what}: query {qid!r} holds {type(docs).__name__}, not a dict: "
+                             f"expected {shape}")
+
+
 def _score_text(name: str, qid, docno, score) -> str:
     """A run dict's score as text the reader parses back to the same double; anything that is
     not a number (a bool, a word) is the reader's InputError, not Python's ValueError."""
@@ -93,9 +119,9 @@ def _score_text(name: str, qid, docno, score) -> str:
         if isinstance(score, bool):
             raise TypeError
         return repr(float(score))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past a double
         raise InputError(f"run {name}: score {score!r} of query {qid}, document {docno} is not "
-                         "a number") from None
+                         "a number a double holds") from None
 
 
 def _is_frame(obj) -> bool:
@@ -146,7 +172,15 @@ def _lines(what: str, fields: list[list[str]]) -> str:
 def _put(what: str, text: str) -> str:
     """Hand ``text`` to the reader under a name no file has (``<what #n>``)."""
     name = f"<{what} #{next(_counter)}>"
-    remember(name, text.encode("utf-8", "surrogateescape"))
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as err:  # a lone surrogate: no bytes could carry it
+        raise InputError(f"{what}: {text[err.start:err.end]!r} is not text (a lone surrogate)"
+                         ) from None
+    remember(name, data)
+    put = _PUT.get()
+    if put is not None:
+        put.append(name)
     return name
 
 
@@ -170,8 +204,14 @@ def _options(level, corpus_size, dedup, jobs, names, subtopics, max_docs,
                          f"(got {names_from!r})")
     if subtopics is not None and not isinstance(subtopics, (str, os.PathLike)):
         raise InputError("subtopics: expected the path of subtopic qrels")
-    if max_docs is not None and (not isinstance(max_docs, int) or max_docs < 1):
-        raise InputError(f"max_docs: expected a positive integer (got {max_docs!r})")
+    for what, value in (("max_docs", max_docs), ("corpus_size", corpus_size), ("jobs", jobs)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise InputError(f"{what}: expected a positive integer (got {value!r})")
+    if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float))):
+        raise InputError(f"level: expected a number (got {level!r})")
+    if isinstance(names, str) or not all(isinstance(n, str) or n is None for n in names or ()):
+        raise InputError(f"names: expected a list of names, one per run (got {names!r})")
     return Options(level, corpus_size, dedup, jobs or default_jobs(),
                    None if subtopics is None else str(subtopics), tuple(names or ()), max_docs,
                    names_from)
@@ -190,12 +230,13 @@ def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
     named as on the command line (``names``: --name; ``names_from``: ``"file"`` or ``"tag"``),
     an in-memory run by its key (``run<i>`` in a list).
     Notes the command line prints on stderr are appended to ``notes``."""
-    paths, given = _run_sources(runs)
-    options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
-                       names_from)
-    with session(options.jobs):
-        return run_eval(_qrels_source(qrels), paths, _measure_names(measures),
-                        options, per_query, notes if notes is not None else []).results
+    with _inputs():
+        paths, given = _run_sources(runs)
+        options = _options(level, corpus_size, dedup, jobs, names or given, subtopics,
+                           max_docs, names_from)
+        with session(options.jobs):
+            return run_eval(_qrels_source(qrels), paths, _measure_names(measures),
+                            options, per_query, notes if notes is not None else []).results
 
 
 def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
@@ -206,13 +247,14 @@ def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
             notes: list[str] | None = None) -> Results:
     """``rpp compare``: the mean effect and p-value of every pair of runs on every measure
     (the input arguments are :func:`evaluate`'s)."""
-    paths, given = _run_sources(runs)
-    options = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
-                       names_from)
-    with session(options.jobs):
-        return run_compare(_qrels_source(qrels), paths, _measure_names(measures),
-                           options, test, correction, permutations, seed,
-                           notes if notes is not None else [])
+    with _inputs():
+        paths, given = _run_sources(runs)
+        options = _options(level, corpus_size, dedup, jobs, names or given, subtopics,
+                           max_docs, names_from)
+        with session(options.jobs):
+            return run_compare(_qrels_source(qrels), paths, _measure_names(measures),
+                               options, test, correction, permutations, seed,
+                               notes if notes is not None else [])
 
 
 def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
@@ -223,13 +265,13 @@ def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
          notes: list[str] | None = None) -> Results:
     """``rpp meta``: discriminative power, agreement, robustness and predictive power of the
     measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
-    paths, given = _run_sources(runs)
-    notes = notes if notes is not None else []
-    inputs = _options(level, corpus_size, dedup, jobs, names or given, subtopics, max_docs,
-                      names_from)
-    with session(inputs.jobs):
-        return plan_meta(_qrels_source(qrels), paths, _measure_names(measures),
-                         inputs, options or MetaOptions(), notes).run()
+    with _inputs():
+        paths, given = _run_sources(runs)
+        inputs = _options(level, corpus_size, dedup, jobs, names or given, subtopics,
+                          max_docs, names_from)
+        with session(inputs.jobs):
+            return plan_meta(_qrels_source(qrels), paths, _measure_names(measures), inputs,
+                             options or MetaOptions(), notes if notes is not None else []).run()
 
 
 __all__ = ["evaluate", "compare", "meta", "Results", "MetaOptions", "InputError"]

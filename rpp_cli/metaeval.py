@@ -37,8 +37,8 @@ from .errors import InputError
 from .pipeline import Context, Options, default_measures, evaluate_runs, measure
 from .measures import Measure, resolve
 from .results import Results
-from .stats import (DEFAULT_SEED, adjust, checked_seed, kendall_tau_b, pair_values,
-                    significance, testable, ttest)
+from .stats import (DEFAULT_SEED, adjust, checked_count, checked_seed, kendall_tau_b,
+                    pair_values, significance, testable, ttest)
 
 ANALYSES = ("power", "ties", "agreement", "robustness", "predictive")
 JUDGED_POLICIES = ("random", "pool")
@@ -435,6 +435,9 @@ def check(opts: MetaOptions, n_runs: int) -> None:
     if n_runs < 2:
         raise InputError("meta needs at least two runs")
     checked_seed(opts.seed)
+    checked_count("permutations", opts.permutations)
+    checked_count("samples", opts.samples)
+    checked_count("judged samples", opts.judged_samples, 1_000_000)
     if not 0 < opts.alpha < 1:
         raise InputError(f"--alpha must be in (0, 1) (got {opts.alpha:g})")
     if opts.judged_policy not in JUDGED_POLICIES:

@@ -12,7 +12,7 @@ from .errors import InputError, shown
 from .pipeline import Options
 from .progress import show_bars
 from .report import FORMATS
-from .stats import DEFAULT_SEED, MAX_SEED
+from .stats import DEFAULT_SEED, MAX_DRAWS, MAX_SEED
 from .io.runs import NAME_SOURCES
 from .parallel import default_jobs
 
@@ -162,7 +162,7 @@ def permutation_options(what: str) -> Callable:
     """``--permutations`` (default 10000) and ``--seed`` of a randomized test."""
     def add(fn):
         fn = seed_option("Seed of the random draws (results are deterministic).")(fn)
-        return click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000,
+        return click.option("--permutations", type=click.IntRange(1, MAX_DRAWS), default=10000,
                             show_default=True, help=what)(fn)
     return add
 

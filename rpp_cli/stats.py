@@ -22,6 +22,19 @@ DEFAULT_SEED = 2022
 MAX_SEED = (1 << 63) - 1  # numpy's generators take no negative seed
 
 
+MAX_DRAWS = 10_000_000  # --permutations and --samples: what the command line accepts
+
+
+def checked_count(what: str, value: object, top: int = MAX_DRAWS) -> int:
+    """``value`` if it is a whole number 1 .. ``top`` (what the options accept), else an
+    InputError: the API's callers get the command line's rule, not a p-value of 1 or -0.25
+    from 0 or -5 permutations."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or not 1 <= value <= top:
+        raise InputError(f"{what} must be a whole number from 1 to {top:,} (got {value!r})")
+    return int(value)
+
+
 def checked_seed(seed: object) -> int:
     """``seed`` if it is a whole number 0 .. MAX_SEED (what --seed accepts), else an
     InputError: the API's callers get rpp's message, not numpy's."""
@@ -37,7 +50,7 @@ _CHUNK_ELEMENTS = 1 << 22
 # Elements of a block of HSD sums, trials x pairs (128 KiB: a trial's row stays in cache).
 # It also fixes which random draws fill which trial, so p-values depend on it: keep it.
 _CACHE_ELEMENTS = 1 << 14
-_BLOCK_BYTES = 64 << 20  # HSD permutations a block (int64 run indexes); where it binds it fixes draws too
+_BLOCK_BYTES = 64 << 20  # HSD permutations a block (int64); where it binds, it fixes draws too
 
 
 def pair_values(values: np.ndarray) -> np.ndarray:
@@ -247,6 +260,12 @@ def compare_runs(qrels_path: str, run_paths: list[str], measure_names: list[str]
     """:func:`run_compare`, also returning the evaluation (its Context) and the tested
     (output name, is preference) pairs."""
     checked_seed(seed)
+    checked_count("permutations", permutations)
+    if test not in TESTS:
+        raise InputError(f"unknown test {test!r} (choose from {', '.join(TESTS)})")
+    if correction not in CORRECTIONS:
+        raise InputError(f"unknown correction {correction!r} (choose from "
+                         f"{', '.join(CORRECTIONS)})")
     if test == "hsd" and correction != "none":
         raise InputError("--test hsd already controls the error over all pairs; "
                          "use --correction none")

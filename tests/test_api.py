@@ -274,3 +274,58 @@ def test_a_bad_seed_is_rpps_error_not_numpys(seed):
         rpp_cli.meta(DEMO / "qrels", RUNS, "map", options=rpp_cli.MetaOptions(seed=seed))
     assert rpp_cli.compare(DEMO / "qrels", RUNS, "map", seed=(1 << 63) - 1,
                            permutations=10).runs == [r.name for r in RUNS]
+
+
+_Q = {"q1": {"d1": 1}, "q2": {"d2": 1}}
+_R = {"a": {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}}, "b": {"q1": {"d1": 2.0}, "q2": {"d9": 1.0}}}
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: rpp_cli.compare(_Q, _R, permutations=0),
+     "permutations must be a whole number from 1 to 10,000,000 (got 0)"),
+    (lambda: rpp_cli.compare(_Q, _R, permutations=-5),
+     "permutations must be a whole number from 1 to 10,000,000 (got -5)"),
+    (lambda: rpp_cli.compare(_Q, _R, permutations=1.5),
+     "permutations must be a whole number from 1 to 10,000,000 (got 1.5)"),
+    (lambda: rpp_cli.compare(_Q, _R, test="bogus"),
+     "unknown test 'bogus' (choose from ttest, randomization, hsd)"),
+    (lambda: rpp_cli.compare(_Q, _R, correction="bogus"),
+     "unknown correction 'bogus' (choose from none, bonferroni, holm)"),
+    (lambda: rpp_cli.meta(_Q, _R, options=rpp_cli.MetaOptions(permutations=0)),
+     "permutations must be a whole number from 1 to 10,000,000 (got 0)"),
+    (lambda: rpp_cli.meta(_Q, _R, options=rpp_cli.MetaOptions(samples=-1)),
+     "samples must be a whole number from 1 to 10,000,000 (got -1)"),
+    (lambda: rpp_cli.evaluate(_Q, _R, level="2"), "level: expected a number (got '2')"),
+    (lambda: rpp_cli.evaluate(_Q, _R, corpus_size=10.5),
+     "corpus_size: expected a positive integer (got 10.5)"),
+    (lambda: rpp_cli.evaluate(_Q, _R, jobs="2"), "jobs: expected a positive integer (got '2')"),
+    (lambda: rpp_cli.evaluate(_Q, _R, max_docs=True),
+     "max_docs: expected a positive integer (got True)"),
+    (lambda: rpp_cli.evaluate(_Q, _R, names="xy"),
+     "names: expected a list of names, one per run (got 'xy')"),
+    (lambda: rpp_cli.evaluate({"q1": [("d1", 1)]}, _R),
+     "qrels: query 'q1' holds list, not a dict: expected {qid: {docno: grade}}"),
+    (lambda: rpp_cli.evaluate(_Q, {"a": {"q1": {"d1": 10 ** 400}}}),
+     f"run a: score {10 ** 400!r} of query q1, document d1 is not a number a double holds"),
+    (lambda: rpp_cli.evaluate({"q\ud8001": {"d1": 1}}, _R),
+     "qrels: '\\ud800' is not text (a lone surrogate)"),
+])
+def test_api_arguments_the_command_line_refuses_are_input_errors(call, message):
+    """What the command line's options refuse, the API refuses with the same kind of error
+    (0 permutations gave p = 1 and -5 gave p = -0.25; other values were Python's TypeError,
+    ValueError, OverflowError, AttributeError or UnicodeEncodeError)."""
+    with pytest.raises(rpp_cli.InputError) as err:
+        call()
+    assert str(err.value) == message
+
+
+def test_a_failed_call_keeps_none_of_its_inputs():
+    """In-memory inputs wait for the reader; a call that fails before reading them (a bad
+    measure name) drops them instead of holding them for the life of the process."""
+    from rpp_cli.core import table
+
+    before = len(table._AGAIN)
+    for _ in range(3):
+        with pytest.raises(rpp_cli.InputError):
+            rpp_cli.evaluate(_Q, _R, measures=["nosuch"])
+    assert len(table._AGAIN) == before

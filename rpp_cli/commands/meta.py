@@ -12,6 +12,7 @@ from ..metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
 from ..report import plot
 from ..report import table as table_report
 from ..report import write as write_report
+from ..stats import MAX_DRAWS
 from ..options import (check_view, collection_arguments, input_options, number_list,
                        output_options, print_notes, quiet_option, seed_option, subtopics_option,
                        view_option)
@@ -23,10 +24,10 @@ from ..options import (check_view, collection_arguments, input_options, number_l
               help="Comma-separated analyses to run.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="Significance level of discriminative power.")
-@click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10_000,
+@click.option("--permutations", type=click.IntRange(1, MAX_DRAWS), default=10_000,
               show_default=True,
               help="Label permutations of the randomized Tukey HSD.")
-@click.option("--samples", type=click.IntRange(1, 10_000_000), default=1000, show_default=True,
+@click.option("--samples", type=click.IntRange(1, MAX_DRAWS), default=1000, show_default=True,
               help="Random query subsets (robustness) and split halves (predictive).")
 @click.option("--query-counts", callback=number_list(int), metavar="K,K,...",
               help="Robustness grid of query-subset sizes (default: 10%, 25%, 50%, 75% "

@@ -41,6 +41,13 @@ def remember(path: str, data: bytes | bytearray) -> None:
         _AGAIN[path] = data
 
 
+def forget(paths: list[str]) -> None:
+    """Drop what :func:`remember` gave ``paths`` and no read took (a call that failed first)."""
+    with _AGAIN_LOCK:
+        for path in paths:
+            _AGAIN.pop(path, None)
+
+
 def remembered(path: str) -> bool:
     """Whether the next read of ``path`` takes bytes given or read before (:func:`remember`)
     rather than the file: a reader that reads ``path`` twice must not mix the two."""
