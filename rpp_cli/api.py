@@ -217,6 +217,19 @@ def _options(level, corpus_size, dedup, jobs, names, subtopics, max_docs,
                    names_from)
 
 
+@contextmanager
+def _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
+          names_from) -> Iterator[tuple[list[str], Options]]:
+    """One API call's runs and command-line Options, checked, with its in-memory inputs
+    (:func:`_inputs`) and its engine (``jobs``) for the time of the call."""
+    with _inputs():
+        paths, given = _run_sources(runs)
+        options = _options(level, corpus_size, dedup, jobs, names or given, subtopics,
+                           max_docs, names_from)
+        with session(options.jobs):
+            yield paths, options
+
+
 def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
              per_query: bool = False, *,
              level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
@@ -230,13 +243,10 @@ def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
     named as on the command line (``names``: --name; ``names_from``: ``"file"`` or ``"tag"``),
     an in-memory run by its key (``run<i>`` in a list).
     Notes the command line prints on stderr are appended to ``notes``."""
-    with _inputs():
-        paths, given = _run_sources(runs)
-        options = _options(level, corpus_size, dedup, jobs, names or given, subtopics,
-                           max_docs, names_from)
-        with session(options.jobs):
-            return run_eval(_qrels_source(qrels), paths, _measure_names(measures),
-                            options, per_query, notes if notes is not None else []).results
+    with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
+               names_from) as (paths, options):
+        return run_eval(_qrels_source(qrels), paths, _measure_names(measures), options,
+                        per_query, notes if notes is not None else []).results
 
 
 def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
@@ -247,14 +257,11 @@ def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
             notes: list[str] | None = None) -> Results:
     """``rpp compare``: the mean effect and p-value of every pair of runs on every measure
     (the input arguments are :func:`evaluate`'s)."""
-    with _inputs():
-        paths, given = _run_sources(runs)
-        options = _options(level, corpus_size, dedup, jobs, names or given, subtopics,
-                           max_docs, names_from)
-        with session(options.jobs):
-            return run_compare(_qrels_source(qrels), paths, _measure_names(measures),
-                               options, test, correction, permutations, seed,
-                               notes if notes is not None else [])
+    with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
+               names_from) as (paths, options):
+        return run_compare(_qrels_source(qrels), paths, _measure_names(measures), options,
+                           test, correction, permutations, seed,
+                           notes if notes is not None else [])
 
 
 def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
@@ -265,13 +272,10 @@ def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
          notes: list[str] | None = None) -> Results:
     """``rpp meta``: discriminative power, agreement, robustness and predictive power of the
     measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
-    with _inputs():
-        paths, given = _run_sources(runs)
-        inputs = _options(level, corpus_size, dedup, jobs, names or given, subtopics,
-                          max_docs, names_from)
-        with session(inputs.jobs):
-            return plan_meta(_qrels_source(qrels), paths, _measure_names(measures), inputs,
-                             options or MetaOptions(), notes if notes is not None else []).run()
+    with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
+               names_from) as (paths, inputs):
+        return plan_meta(_qrels_source(qrels), paths, _measure_names(measures), inputs,
+                         options or MetaOptions(), notes if notes is not None else []).run()
 
 
 __all__ = ["evaluate", "compare", "meta", "Results", "MetaOptions", "InputError"]
