@@ -3,10 +3,11 @@ runid as text and relstring in single quotes; bytes as C's printf writes them.""
 from __future__ import annotations
 
 import math
-from typing import BinaryIO
+from typing import BinaryIO, Iterator
 
 from ..measures.trec import LONG_MEASURES
 from ..trec_eval import TrecEvalOutput
+from .common import write_lines
 
 
 def c_float(value: float) -> str:
@@ -16,9 +17,8 @@ def c_float(value: float) -> str:
     return "%6.4f" % value
 
 
-def lines(output: TrecEvalOutput) -> list[str]:
+def lines(output: TrecEvalOutput) -> Iterator[str]:
     """Every line trec_eval prints for ``output``, in order."""
-    out = []
     for measure, qid, _run, _other, value in output.results.rows():
         text = output.texts.get((measure, qid))
         if text is not None:
@@ -27,10 +27,20 @@ def lines(output: TrecEvalOutput) -> list[str]:
             shown = str(int(value))  # (long) cast of the double
         else:
             shown = c_float(value)
-        out.append(f"{measure:<22}\t{qid}\t{shown}\n")
-    return out
+        yield f"{measure:<22}\t{qid}\t{shown}\n"
+
+
+class _Bytes:
+    """A text writer onto a binary one: ids that are not UTF-8 pass through unchanged."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+
+    def write(self, text: str) -> None:
+        self.out.write(text.encode("utf-8", "surrogateescape"))
 
 
 def write(output: TrecEvalOutput, out: BinaryIO) -> None:
-    """Write the lines as bytes (ids that are not UTF-8 pass through unchanged)."""
-    out.write("".join(lines(output)).encode("utf-8", "surrogateescape"))
+    """Write the lines as bytes, a chunk at a time (18M lines of all_trec -q were one
+    string, and its list of lines, at once)."""
+    write_lines(_Bytes(out), lines(output))  # type: ignore[arg-type]
