@@ -54,10 +54,13 @@ def test_a_run_keeps_its_docno_bytes_and_ten_bytes_a_row(tmp_path, threads):
     """500,000 rows of 2,000 queries: kept = docno bytes + 2 (length) + 8 (score) bytes a
     row + 12 bytes a stretch of one qid (2,000 stretches) + the line table (one stretch,
     16 bytes); the reader's own peak above that is a few windows (the window, its split
-    columns and the gzip chunks), not a multiple of the file: <= 6 windows here, whatever
-    the ``threads`` splitting a window's pieces (5.4, 5.4 and 5.8 windows measured at 1, 2
-    and 3). The reader before kept docno bytes + 24 bytes a row (8-byte offset, 4-byte
-    length, 4-byte qid code, 8-byte score)."""
+    columns and the gzip chunks) and one growth step of the kept buffers (CPython grows a
+    bytearray by an eighth, and a step can move it), not a multiple of the file: <= 6
+    windows + kept / 8 here, whatever the ``threads`` splitting a window's pieces (measured,
+    windows above kept: 5.7, 5.4 and 5.8-6.05 at 1, 2 and 3 threads; 5.2-7.1 with two and
+    four times the rows, where kept / 8 is 1-2 windows). The bound was 6 windows flat, which
+    3 threads reached in a clean clone's CI. The reader before kept docno bytes + 24 bytes a
+    row (8-byte offset, 4-byte length, 4-byte qid code, 8-byte score)."""
     path = tmp_path / "big.run"
     rows, doc_bytes = _big_run(path, 2000, 250)
     tracemalloc.start()
@@ -75,7 +78,7 @@ def test_a_run_keeps_its_docno_bytes_and_ten_bytes_a_row(tmp_path, threads):
     # traced beyond the arrays: the room a growing buffer keeps (CPython grows a bytearray
     # by an eighth) and the 2,000 qid strings (bytes objects of ~40 bytes, and their list)
     assert arrays <= kept <= arrays * 9 // 8 + 2000 * 64
-    assert peak - kept <= 6 * table.WINDOW_BYTES
+    assert peak - kept <= 6 * table.WINDOW_BYTES + kept // 8
 
 
 def test_stretches_follow_the_qids_wherever_they_repeat(tmp_path, monkeypatch):
