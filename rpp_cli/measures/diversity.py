@@ -148,10 +148,15 @@ def _room(values: np.ndarray) -> np.ndarray:
     return np.ceil(np.log2(np.maximum(values, 1))).astype(np.int64)
 
 
-def _groups(key: np.ndarray) -> Iterator[np.ndarray]:
-    """The indices of each distinct ``key``, ascending within a group."""
+def _groups(key: np.ndarray, owner: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """For each distinct ``key`` (one per query): its queries, and the entries (items, list
+    entries) whose ``owner`` query is one of them; both ascending."""
     order = np.argsort(key, kind="stable")
-    yield from np.split(order, np.flatnonzero(np.diff(key[order])) + 1)
+    entries = np.argsort(key[owner], kind="stable")
+    entry_key = key[owner][entries]
+    for group in np.split(order, np.flatnonzero(np.diff(key[order])) + 1):
+        a, b = np.searchsorted(entry_key, [key[group[0]], key[group[0]] + 1])
+        yield group, entries[a:b]
 
 
 def ideal_ranking(judgments: Judgments, alpha: float) -> Listed:
@@ -168,14 +173,10 @@ def ideal_ranking(judgments: Judgments, alpha: float) -> Listed:
     length = np.bincount(item_query, minlength=n_queries)
     key = np.where(length > 0, _room(judgments.count) * 64 + _room(length), -1)
     parts = [np.zeros((3, 0), dtype=np.int64)]
-    item_key = key[item_query]
-    by_key = np.argsort(item_key, kind="stable")  # a group's items, ascending
-    item_key = item_key[by_key]
-    for queries in _groups(key):
+    for queries, mine in _groups(key, item_query):
         if key[queries[0]] < 0:
             continue  # no item relevant to a subtopic
-        a, b = np.searchsorted(item_key, [key[queries[0]], key[queries[0]] + 1])
-        ranked = _greedy(judgments, alpha, items[by_key[a:b]], queries)
+        ranked = _greedy(judgments, alpha, items[mine], queries)
         r, c = np.nonzero(ranked >= 0)
         parts.append(np.stack([queries[r], c, ranked[r, c]]))
     query, position, item = np.concatenate(parts, axis=1)
@@ -246,8 +247,7 @@ def _greedy(judgments: Judgments, alpha: float, items: np.ndarray,
         ideal[:k, step] = nxt[rows, pick]
         taken[rows, pick] += 1
         picked = topics[rows, pick]  # (k, subtopics of a class): each once, pads at the end
-        gain[rows[:, None], picked] *= 1.0 - alpha
-        gain[:, n_topics] = 0.0
+        gain[rows[:, None], picked] *= 1.0 - alpha  # the pad column: 0 stays 0
     return ideal[place]
 
 
@@ -309,13 +309,10 @@ def _by_room(judgments: Judgments, listed: Listed
     length = np.full(len(count), DEPTH, dtype=np.int64)
     np.maximum.at(length, listed.query, listed.position + 1)
     key = _room(length) * 64 + _room(count)
-    entry = np.argsort(key[listed.query], kind="stable")  # the entries, group by group
-    entry_key = key[listed.query][entry]
     in_group = np.empty(len(count), dtype=np.int64)
-    for group in _groups(key):
-        a, b = np.searchsorted(entry_key, [key[group[0]], key[group[0]] + 1])
+    for group, mine in _groups(key, listed.query):
         in_group[group] = np.arange(len(group))
-        mine = entry[a:b][np.argsort(in_group[listed.query[entry[a:b]]], kind="stable")]
+        mine = mine[np.argsort(in_group[listed.query[mine]], kind="stable")]
         at = in_group[listed.query[mine]]  # ascending: a batch's entries are a slice
         room = int(length[group].max()) * max(int(count[group].max()), 1)
         per = max(1, _ROOM_ELEMENTS // room)  # queries a batch: its arrays stay bounded
