@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .aggregate import TIE_TOLERANCE
 from .core import permuted_sums
 from .errors import InputError
 from .pipeline import Options, default_measures, evaluate_runs
@@ -43,8 +44,10 @@ def checked_seed(seed: object) -> int:
         raise InputError(f"seed must be a whole number from 0 to 2^63 - 1 (got {seed!r})")
     return int(seed)
 # A permuted statistic counts as "at least as extreme" when it is >= observed * (1 - this),
-# as in scipy.stats.permutation_test, so float noise never drops the observed labelling.
+# as in scipy.stats.permutation_test, so float noise never drops the observed labelling; or
+# when it is within the rounding bound of the sums (see _slack).
 _RELATIVE_EPS = 100 * np.finfo(np.float64).eps
+_UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
 # Elements of the largest temporary array of a permutation loop (32 MiB of float64).
 _CHUNK_ELEMENTS = 1 << 22
 # Elements of a block of HSD sums, trials x pairs (128 KiB: a trial's row stays in cache).
@@ -54,11 +57,20 @@ _BLOCK_BYTES = 64 << 20  # HSD permutations a block (int64); where it binds, it 
 
 
 def pair_values(values: np.ndarray) -> np.ndarray:
-    """(Q, P) per-query value of every unordered pair (a < b): RPP(a, b) or m(a) - m(b)."""
+    """(Q, P) per-query value of every unordered pair (a < b): RPP(a, b) or m(a) - m(b).
+
+    A metric's difference within TIE_TOLERANCE of the two values' magnitudes is exactly 0:
+    trec_eval's floats of values equal in exact arithmetic may differ in the last bit (bpref
+    5/9 as 0.5555555555555556 or ...57, AP 1/2 as 0.49999999999999994), and that leftover
+    must not count as a preference in ties, agreement or significance (RPP's own ties are
+    exact at the source)."""
     ia, ib = np.triu_indices(values.shape[1], 1)
     if values.ndim == 3:
         return values[:, ia, ib]
-    return values[:, ia] - values[:, ib]
+    a, b = values[:, ia], values[:, ib]
+    diff = a - b
+    scale = np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
+    return np.where(np.abs(diff) <= TIE_TOLERANCE * scale, 0.0, diff)
 
 
 def ttest(x: np.ndarray) -> np.ndarray:
@@ -83,9 +95,21 @@ def ttest(x: np.ndarray) -> np.ndarray:
     return np.where(constant, np.where(x[0] == 0, 1.0, 0.0), p)
 
 
-def _extreme_counts(null: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """(P,) how many rows of ``null`` (B, P) reach the (non-negative) ``observed``."""
-    return (null >= observed - _RELATIVE_EPS * observed).sum(axis=0)
+def _slack(n_terms: int, magnitude: np.ndarray) -> np.ndarray:
+    """How far apart two statistics equal in exact arithmetic can be in floats, when each is
+    (a difference of) sums of ``n_terms`` values whose |values| sum to at most ``magnitude``:
+    each sum errs by at most gamma_n * magnitude in any order of summation (Higham, eq. 3.5),
+    and a comparison involves at most four such sums. Without it, P@5 differences whose
+    exact sum is 0 (0.2 + 0.4 - 0.6 is 5.6e-17) had sign flips of exact sum 0 fall below the
+    observed 5.6e-17, and a p of 0.94 instead of 1."""
+    gamma = n_terms * _UNIT_ROUNDOFF / (1 - n_terms * _UNIT_ROUNDOFF)
+    return 4 * gamma * magnitude
+
+
+def _extreme_counts(null: np.ndarray, observed: np.ndarray, slack: np.ndarray) -> np.ndarray:
+    """(P,) how many rows of ``null`` (B, P) reach the (non-negative) ``observed``, within
+    ``slack`` or scipy's relative tolerance, whichever is larger."""
+    return (null >= observed - np.maximum(_RELATIVE_EPS * observed, slack)).sum(axis=0)
 
 
 def randomization(x: np.ndarray, permutations: int, rng: np.random.Generator) -> np.ndarray:
@@ -97,6 +121,7 @@ def randomization(x: np.ndarray, permutations: int, rng: np.random.Generator) ->
     """
     n_q = len(x)
     observed = np.abs(x.sum(axis=0))
+    slack = _slack(n_q, np.abs(x).sum(axis=0))
     exact = n_q < 63 and 2 ** n_q <= permutations
     total = 2 ** n_q if exact else permutations
     step = max(1, _CHUNK_ELEMENTS // max(n_q, x.shape[1], 1))
@@ -108,7 +133,7 @@ def randomization(x: np.ndarray, permutations: int, rng: np.random.Generator) ->
         else:
             bits = rng.integers(0, 2, size=(hi - lo, n_q))
         signs = 1.0 - 2.0 * bits
-        count += _extreme_counts(np.abs(signs @ x), observed)
+        count += _extreme_counts(np.abs(signs @ x), observed, slack)
     if exact:
         return count / total
     return (count + 1) / (permutations + 1)
@@ -125,6 +150,8 @@ def hsd(values: np.ndarray, permutations: int, rng: np.random.Generator) -> np.n
     """
     n_q, n_runs = values.shape[:2]
     observed = np.abs(pair_values(values).mean(axis=0))
+    largest = np.abs(values).reshape(n_q, -1).max(axis=1, initial=0.0)
+    slack = _slack(n_q, 2 * largest.sum() / n_q)  # a mean of differences of two values
     values = np.ascontiguousarray(values, dtype=np.float64)  # once, not for every block
     ia, ib = np.triu_indices(n_runs, 1)
     pairs = np.stack((ia, ib), axis=1) if values.ndim == 3 else None
@@ -148,7 +175,7 @@ def hsd(values: np.ndarray, permutations: int, rng: np.random.Generator) -> np.n
             maxima = np.abs(sums).max(axis=1) / n_q
         else:
             maxima = (sums.max(axis=1) - sums.min(axis=1)) / n_q
-        count += _extreme_counts(maxima[:, None], observed)
+        count += _extreme_counts(maxima[:, None], observed, slack)
     return (count + 1) / (permutations + 1)
 
 

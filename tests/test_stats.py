@@ -31,6 +31,33 @@ def test_pair_values_preference_and_metric():
     assert np.allclose(pair_values(m)[:, -1], m[:, 2] - m[:, 3])
 
 
+def test_metric_differences_equal_in_exact_arithmetic_are_ties():
+    """An AP of 1/2 comes out as (1 + 2/4)/3 or (1/2 + 2/3 + 3/9)/3 (relevant items at ranks
+    1, 4 or 2, 3, 9 of 3), a sum of precisions of 3/10 as 0.1 + 0.2 or 0.3: different floats,
+    a difference of exactly 0."""
+    ap = [(1 / 1 + 2 / 4) / 3, (1 / 2 + 2 / 3 + 3 / 9) / 3]
+    tenths = [0.1 + 0.2, 0.3]
+    assert ap[0] != ap[1] and tenths[0] != tenths[1]  # the case: the rounding this is about
+    m = np.array([tenths + [0.5], ap + [0.5 + 1e-9]])
+    diffs = pair_values(m)  # pairs (0, 1), (0, 2), (1, 2)
+    assert diffs[:, 0].tolist() == [0.0, 0.0]
+    assert diffs[1, 1:].tolist() == [ap[0] - (0.5 + 1e-9), ap[1] - (0.5 + 1e-9)]  # kept
+    assert ttest(diffs[:, :1]).tolist() == [1.0]
+    assert randomization(diffs[:, :1], 100, np.random.default_rng(0)).tolist() == [1.0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=2, max_size=11))
+def test_randomization_of_precision_differences_equals_integer_enumeration(hits):
+    """P@5 differences a/5 - b/5 as floats (0.2 + 0.4 - 0.6 is 5.6e-17, not 0), against the
+    exact p of the integer numerators: every sign vector enumerated in integers."""
+    k = np.array([a - b for a, b in hits])
+    x = (np.array([a for a, _ in hits]) / 5 - np.array([b for _, b in hits]) / 5)[:, None]
+    signs = np.array(list(itertools.product([1, -1], repeat=len(k))))
+    exact = np.mean(np.abs(signs @ k) >= abs(k.sum()))
+    assert randomization(x, 1 << 12, np.random.default_rng(0)).tolist() == [exact]
+
+
 def test_ttest_equals_scipy_ttest_1samp():
     expected = [scipy_stats.ttest_1samp(X[:, j], 0.0).pvalue for j in range(X.shape[1])]
     assert np.allclose(ttest(X), expected, rtol=1e-12, atol=0)
@@ -144,10 +171,11 @@ def hsd_numpy(values: np.ndarray, permutations: int, rng: np.random.Generator) -
     """HSD p-values as rpp computed them before its kernel, literally: blocks of trials of
     _CACHE_ELEMENTS // width, permutations drawn in numpy's own layout, each block summed one
     query at a time in numpy."""
-    from rpp_cli.stats import _CACHE_ELEMENTS, _extreme_counts
+    from rpp_cli.stats import _CACHE_ELEMENTS, _extreme_counts, _slack
 
     n_q, n_runs = values.shape[:2]
     observed = np.abs(pair_values(values).mean(axis=0))
+    slack = _slack(n_q, 2 * np.abs(values).reshape(n_q, -1).max(axis=1).sum() / n_q)
     ia, ib = np.triu_indices(n_runs, 1)
     width = len(ia) if values.ndim == 3 else n_runs
     step = max(1, _CACHE_ELEMENTS // max(width, 1))
@@ -162,7 +190,7 @@ def hsd_numpy(values: np.ndarray, permutations: int, rng: np.random.Generator) -
                      else values[q].take(p))
         maxima = (np.abs(sums).max(axis=1) if values.ndim == 3
                   else sums.max(axis=1) - sums.min(axis=1)) / n_q
-        count += _extreme_counts(maxima[:, None], observed)
+        count += _extreme_counts(maxima[:, None], observed, slack)
     return (count + 1) / (permutations + 1)
 
 
