@@ -10,11 +10,11 @@ import numpy as np
 
 from .aggregate import TIE_TOLERANCE
 from .errors import InputError
-from .pipeline import Options, evaluate_runs, unreached_levels
-from .measures import resolve
+from .pipeline import ALL_QUERIES, Options, evaluate_runs, unreached_levels
+from .measures import Measure, resolve
 from .report.common import Verdicts
 from .results import ALL, Results
-from .measures.trec import GEOMETRIC, NOT_PER_QUERY, TEXT_MEASURES
+from .measures.trec import GEOMETRIC, NOT_PER_QUERY, PAIR_PARAMS, TEXT_MEASURES, pytrec_level
 from .report.escape import markdown
 from .stats import (DEFAULT_SEED, pair_values, query_counts, significance, smallest_p,
                     testable)
@@ -23,6 +23,11 @@ GATE_TESTS = ("randomization", "ttest")
 NO_PER_QUERY_VALUES = NOT_PER_QUERY | GEOMETRIC | TEXT_MEASURES  # (gm_map, runid, num_q ...)
 # the same for every run: counted from the qrels, so a gate on them could not fail
 RUN_INDEPENDENT = frozenset({"num_rel"})
+# trec_eval's measures that count retrieved or judged non-relevant documents, which a query with
+# no relevant item still moves (ir_measures' Judged@k too); and those that weigh every positive
+# grade as its gain whatever -l says (trec_eval ignores the level for them; so does gdeval)
+COUNT_RETRIEVED = frozenset({"num_ret", "num_nonrel_judged_ret", "utility"})
+GAIN_WEIGHTED = frozenset({"G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "ERR"})
 
 
 @dataclass(frozen=True)
@@ -121,11 +126,14 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
     _refuse_blind_gates(coll.judged.grade, tested, [f[0] for f in drop_measures],
                         [name for name, _ in max_drops])
     names = testable(ctx, tested, notes)
-    # the fewest queries a tested measure averages over (rpp's own: those with a relevant item)
-    n_queries = min(query_counts(ctx, names), default=len(coll.qids))
+    # the fewest queries on which a tested measure can tell two runs apart
+    n_queries = min((_queries_that_can_differ(coll, tested, name, n)
+                     for (name, _), n in zip(names, query_counts(ctx, names))),
+                    default=len(coll.qids))
     floor = smallest_p(test, n_queries, permutations)
     if floor >= alpha:
-        why = (f"with {n_queries} queries and {permutations} permutations the smallest "
+        why = (f"with {n_queries} queries that can tell runs apart (those with a relevant "
+               f"item) and {permutations} permutations the smallest "
                f"p-value {test} can give is {floor:.4g}, not below alpha {alpha:g}")
         if not max_drops:
             raise InputError(f"the significance gate could not fail: {why} (use more queries "
@@ -160,6 +168,29 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
             verdicts.append(Verdict(cand, out, drop <= allowed,
                                     f"drop {drop:+.4f} (allowed {delta:g})", (f"{out}_drop",)))
     return results, verdicts
+
+
+def _queries_that_can_differ(coll, measures: list[Measure], output: str, averaged: int
+                             ) -> int:
+    """Of the ``averaged`` queries ``output`` averages over, those whose value some ranking
+    could change. trec_eval's and ir_measures' measures average over every query of the
+    qrels, and one with no judgment at the measure's level scores 0 whatever is ranked: such
+    queries would pad Q in 2 / 2^Q, a gate that looks as if it could fail but cannot. rpp's
+    own measures average over the queries with a relevant item already."""
+    m = next(m for m in measures if output in m.outputs)
+    base = m.trec.base if m.trec is not None else m.options.get("provider", m.name)
+    if m.family not in ALL_QUERIES or base in COUNT_RETRIEVED or base == "Judged" \
+            or (base in PAIR_PARAMS and m.trec is not None and m.trec.params is not None):
+        return averaged  # custom gains may weigh grade 0: every query counts
+    if base in GAIN_WEIGHTED:
+        level = 1
+    else:
+        level = pytrec_level(coll.level if m.options.get("level") is None
+                             else m.options["level"])
+    judged = coll.judged
+    relevant = np.trunc(np.nan_to_num(judged.grade, nan=-np.inf)) >= level  # trec_eval's atol
+    return int(np.count_nonzero(np.bincount(judged.query[relevant],
+                                            minlength=len(judged.qids))))
 
 
 def _refuse_blind_gates(grades: np.ndarray, tested: list, dropped: list,

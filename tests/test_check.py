@@ -148,9 +148,66 @@ def test_a_gate_that_cannot_fail_does_not_pass(args, floor):
         assert res.code in (0, 1)
         return
     assert res.code == 2 and res.out == ""
-    assert res.err.startswith("rpp: the significance gate could not fail: with 25 queries and "
-                              f"10 permutations the smallest p-value randomization can give is "
+    assert res.err.startswith("rpp: the significance gate could not fail: with 25 queries "
+                              "that can tell runs apart (those with a relevant item) and 10 "
+                              f"permutations the smallest p-value randomization can give is "
                               f"{floor}")
+
+
+def _write(path, lines) -> str:
+    path.write_text("".join(" ".join(map(str, line)) + "\n" for line in lines))
+    return str(path)
+
+
+QIDS = ["106_1", "q-\u03b17", "2031", "007"]
+
+
+def test_values_equal_in_exact_arithmetic_are_no_regression(tmp_path):
+    """bpref 5/9 both ways: (1 + 2/3)/3 for a run that ranks R0 N0 R1, (1 + 1/3 + 1/3)/3 for
+    one that ranks R0 N0 N1 R1 R2; trec_eval's floats differ in the last bit on every query,
+    which a t-test took for a significant loss of 1e-16 (FAIL, exit 1)."""
+    qrels = _write(tmp_path / "qrels", [
+        (q, 0, doc, grade) for k, q in enumerate(QIDS)
+        for doc, grade in [(f"clueweb12-000{k}wb-00-0000{i}", 1) for i in range(3)]
+        + [(f"MARCO_D{k}00{i}", 0) for i in range(4)]])
+    a = _write(tmp_path / "runA", [
+        (q, "Q0", doc, r + 1, 9 - r, "runA") for k, q in enumerate(QIDS)
+        for r, doc in enumerate([f"clueweb12-000{k}wb-00-00000", f"MARCO_D{k}000",
+                                 f"clueweb12-000{k}wb-00-00001", f"unjudged-{k}"])])
+    b = _write(tmp_path / "runB", [
+        (q, "Q0", doc, r + 1, 9.5 - r, "runB") for k, q in enumerate(QIDS)
+        for r, doc in enumerate([f"clueweb12-000{k}wb-00-00000", f"MARCO_D{k}000",
+                                 f"MARCO_D{k}001", f"clueweb12-000{k}wb-00-00001",
+                                 f"clueweb12-000{k}wb-00-00002"])])
+    per_query = rpp("eval", "-q", "-m", "bpref", "--precision", "17", qrels, a, b)
+    values = {line.split("\t")[3] for line in per_query.out.splitlines()}
+    assert len(values) == 2  # the case: 0.55555555555555558 and ...569, or the like
+    res = rpp("check", "-m", "bpref", "--test", "ttest", qrels, "--baseline", b, a)
+    assert res.code == 0, res.err
+    assert verdicts(res.err) == [["PASS", "runA", "bpref",
+                                  "effect +0.0000, p 1.0000 (ttest, alpha 0.05)"]]
+
+
+def test_queries_without_a_relevant_item_do_not_open_a_gate(tmp_path):
+    """20 queries, 5 with relevant items: trec_eval's map is 0 on the other 15 whatever is
+    ranked, so the gate has 5 queries (p >= 2/32), not 20, and could not fail."""
+    qids = [f"{100 + q}_1" for q in range(20)]
+    qrels = _write(tmp_path / "qrels", [
+        (q, 0, f"clueweb12-{k:04d}wb-{d:02d}", 1 if k < 5 and d < 3 else 0)
+        for k, q in enumerate(qids) for d in range(10)])
+    base = _write(tmp_path / "base", [
+        (q, "Q0", f"clueweb12-{k:04d}wb-{d:02d}", d + 1, 10 - d, "base")
+        for k, q in enumerate(qids) for d in range(10)])
+    cand = _write(tmp_path / "cand", [
+        (q, "Q0", f"clueweb12-{k:04d}wb-{d:02d}", 10 - d, d, "cand")
+        for k, q in enumerate(qids) for d in range(10)])
+    for measure in ["map", "P.5", "nDCG@10", "rpp"]:
+        res = rpp("check", "-m", measure, qrels, "--baseline", base, cand)
+        assert res.code == 2 and res.out == "", (measure, res.err)
+        assert res.err.startswith("rpp: the significance gate could not fail: with 5 queries "
+                                  "that can tell runs apart"), res.err
+    res = rpp("check", "-m", "num_ret", qrels, "--baseline", base, cand)  # moves on all 20
+    assert res.code == 0, res.err
 
 
 def test_few_queries_leave_only_max_drop_to_decide(tmp_path):
