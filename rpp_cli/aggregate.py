@@ -8,10 +8,20 @@ import numpy as np
 from .results import Results
 
 
+# The unit roundoff of float64: a sum of k values errs by at most about k * this * sum |v|.
+_UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
+
+
 def win_rates(per_query: np.ndarray) -> np.ndarray:
-    """(Q, R) mean of RPP(a, b) over the other runs b (paper eq. 7 / (|S| - 1))."""
+    """(Q, R) mean of RPP(a, b) over the other runs b (paper eq. 7 / (|S| - 1)).
+
+    Each run's values are summed in ascending order, so the sum does not depend on the
+    order the runs were given in, and a sum within its rounding bound of 0 is 0: a tie is a
+    tie (contract §4), and 1, -2/3 and -1/3 are no win of 1.1e-16."""
     n_runs = per_query.shape[1]
-    return per_query.sum(axis=2) / max(n_runs - 1, 1)
+    total = np.sort(per_query, axis=2).sum(axis=2)
+    bound = 2 * n_runs * _UNIT_ROUNDOFF * np.abs(per_query).sum(axis=2)
+    return np.where(np.abs(total) <= bound, 0.0, total) / max(n_runs - 1, 1)
 
 
 def add_preference(results: Results, name: str, per_query: np.ndarray, with_queries: bool,

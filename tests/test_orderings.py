@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rpp_cli.aggregate import (MC4_TELEPORT, ORDERINGS, add_orderings, borda_points,
-                               mc4_scores, ordering_scores, rank_positions, tie_key)
+                               mc4_scores, ordering_scores, rank_positions, tie_key, win_rates)
 from rpp_cli.results import Results
 
 
@@ -32,6 +32,28 @@ NAMES = ["a", "b", "c"]
 def test_mean_win_rate_by_hand():
     # per-query win rates: q1 (1, 0, -1), q2 (0, 1, -1), q3 (1, -1, 0)
     assert np.allclose(ordering_scores(HAND, "win"), [2 / 3, 0, -2 / 3])
+
+
+def test_a_win_rate_whose_preferences_cancel_is_zero_in_any_run_order():
+    """Offline interleaving's 1, -2/3 and -1/3 against three other runs: a win rate of exactly
+    0, which summing in the order the runs were given made 1.1e-16 for one order and 0 for
+    another."""
+    t = np.zeros((1, 4, 4))
+    t[0, 0, 1:] = [1.0, -2 / 3, -1 / 3]
+    t[0, 1:, 0] = -t[0, 0, 1:]
+    for order in ([0, 1, 2, 3], [0, 2, 3, 1], [0, 3, 1, 2], [3, 2, 1, 0]):
+        assert win_rates(t[:, order][:, :, order])[0, order.index(0)] == 0.0
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(2, 7), st.integers(0, 2 ** 32 - 1))
+def test_win_rates_do_not_depend_on_the_order_of_the_runs(n_runs, seed):
+    """The same bits for every order of the runs (values in thirds, sevenths and tenths)."""
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(-21, 22, size=(5, n_runs, n_runs)) / rng.choice([3, 7, 10, 21])
+    t = np.triu(raw, 1) - np.triu(raw, 1).transpose(0, 2, 1)
+    order = rng.permutation(n_runs)
+    assert np.array_equal(win_rates(t)[:, order], win_rates(t[:, order][:, :, order]))
 
 
 def test_borda_by_hand():
