@@ -202,8 +202,10 @@ def relstrings(ranked: Ranked, length: int | float, judged_only: bool) -> list[s
         chars, query = chars[keep], query[keep]
     bounds = np.searchsorted(query, np.arange(len(ranked.qids) + 1)).tolist()
     text = chars.tobytes().decode("ascii")
-    return [text[lo:lo + int(max(0.0, min(length, hi - lo)))]
-            for lo, hi in zip(bounds[:-1], bounds[1:])]
+    # trec_eval's (long) of the parameter: toward zero, and x86's LONG_MIN (nothing) where it
+    # overflows (1e19)
+    most = int(length) if -2.0 ** 63 <= length < 2.0 ** 63 else 0
+    return [text[lo:lo + max(0, min(most, hi - lo))] for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 def tabulate(requests: list[trec.TrecRequest], ranked: Ranked,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -115,6 +116,47 @@ def test_ndcg_cut_is_refused_above_the_compact_levels(tmp_path):
     assert rpp("eval", "-m", "ndcg.256=3", qrels, *runs).code == 0
     small, runs = _collection(tmp_path / "small", 255, "plain")
     assert rpp("eval", "-m", "ndcg_cut.10", small, *runs).code == 0
+
+
+def test_fractional_gains_are_refused_above_the_compact_levels(tmp_path):
+    """trec_eval compares gains by their difference cast to an int: 1.5 and level 2's default
+    gain 2 compare equal, and their order in its sort depends on every level up to the
+    largest grade, which the compaction leaves out; trec_eval 9.0.8 printed ndcg 1.0005 where
+    the compacted levels gave 0.9999. Whole gains sort the same either way."""
+    qrels, runs = _collection(tmp_path, 1000, "plain")
+    for name, gain in [("ndcg.1=1.5,2=0.9", "1.5"), ("G.3=0x1.8p0", "0x1.8p0"),
+                       ("ndcg_rel.3=1,257=-0.5", "-0.5")]:
+        one_error_line(rpp("eval", "-m", name, qrels, *runs),
+                       rf"measure '{re.escape(name)}': gain {re.escape(gain)} is not a whole number and the qrels "
+                       r"have grades above 255 \(up to 1000\); trec_eval's order of such gains "
+                       r"depends on every level up to the largest grade: use whole-number "
+                       r"gains, or smaller grades")
+    assert rpp("eval", "-m", "ndcg.1=2,2=5,1000=-3", qrels, *runs).code == 0
+    small, runs = _collection(tmp_path / "small", 255, "plain")
+    assert rpp("eval", "-m", "ndcg.1=1.5,2=0.9", small, *runs).code == 0
+
+
+@pytest.mark.parametrize("written,part", [("0.99999999999999999", "0"),
+                                          ("1.99999999999999999", "1"),
+                                          ("-0.99999999999999999", "-0"),
+                                          ("2.0000000000000000001", "2"),
+                                          ("0x1.fffffffffffffffffp0", "1"),
+                                          ("1.000000000000000", "1")])
+def test_a_grade_keeps_its_integer_part_where_its_double_rounds_to_a_whole_number(
+        tmp_path, written, part):
+    """0.99999999999999999 is the double 1.0, but its integer part, which trec_eval's
+    measures use (contract §1; trec_eval's atol gives 0), is 0: rpp keeps the grade just below
+    1, so it is not relevant at -l 1 and trec_eval's measures see grade 0."""
+    qrels, same = tmp_path / "q", tmp_path / "same"
+    qrels.write_text(f"7 0 clueweb12-0000wb-00-00001 {written}\n7 0 d2 1\n7 0 d3 0\n")
+    same.write_text(f"7 0 clueweb12-0000wb-00-00001 {part}\n7 0 d2 1\n7 0 d3 0\n")
+    run = tmp_path / "r"
+    run.write_text("7 Q0 d3 1 3 r\n7 Q0 clueweb12-0000wb-00-00001 2 2 r\n7 Q0 d2 3 1 r\n")
+    args = ["-m", "num_rel", "-m", "map", "-m", "ndcg", "-m", "P.2", "--precision", "17"]
+    got, want = rpp("eval", *args, qrels, run), rpp("eval", *args, same, run)
+    assert got.code == want.code == 0 and got.out == want.out
+    te = [rpp("trec-eval", "-q", "-m", "all_trec", q, run).out for q in (qrels, same)]
+    assert te[0] == te[1]
 
 
 def test_fractional_grades_count_by_their_integer_part_in_trec_measures(tmp_path):

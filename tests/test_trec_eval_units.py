@@ -73,7 +73,10 @@ def test_unknown_names_are_usage_errors_for_trec_eval_only() -> None:
 @pytest.mark.parametrize("text,value", [("5", 5.0), (".25", 0.25), ("5x", 5.0), ("abc", 0.0),
                                         ("", 0.0), ("-1e2z", -100.0), ("20.5", 20.5),
                                         ("1e400", math.inf), ("-Infinity", -math.inf),
-                                        ("INF,", math.inf)])
+                                        ("INF,", math.inf), ("0x1p-1", 0.5),
+                                        ("-0x1.8p3", -12.0), ("0x.8", 0.5), ("+0x10z", 16.0),
+                                        ("0x", 0.0), ("0x1p99999", math.inf), ("1e", 1.0),
+                                        ("\u0661", 0.0), ("\u00b2", 0.0)])
 def test_c_atof(text: str, value: float) -> None:
     assert c_atof(text) == value
 
@@ -142,6 +145,9 @@ def test_relstring_by_hand(tmp_path) -> None:
     assert relstrings(ranked, 10, False) == ["2101-2", "."]
     assert relstrings(ranked, 4.9, False) == ["2101", "."]
     assert relstrings(ranked, -3, False) == ["", ""]
+    # trec_eval's (long) of a length past a long's range is LONG_MIN on x86: nothing
+    assert relstrings(ranked, 1e19, False) == relstrings(ranked, -1e300, False) == ["", ""]
+    assert relstrings(ranked, 9.2e18, False) == ["2101-2", "."]
     assert relstrings(ranked, 10, True) == ["21012", ""]  # -J drops unjudged docs
     assert relstrings(rank(*_play(tmp_path), 2, "q", "r"), 10, False) == ["21", "."]  # -M 2
 

@@ -5,7 +5,9 @@ Judgments are arrays: one row per distinct (qid, docno), identified exactly by i
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from fractions import Fraction
 from typing import NoReturn
 from dataclasses import dataclass, field
 
@@ -84,6 +86,42 @@ def read_grades(table: Table, exit_code: int = 2) -> np.ndarray:
         raise InputError(f"grade '{table.column(3).text(row)}' is out of range (grades are "
                          f"numbers from {GRADE_MIN} to {GRADE_MAX})", table.path,
                          table.line(row), exit_code=exit_code)
+    return _integer_parts_kept(table.column(3), grades)
+
+
+def _exact(text: str) -> Fraction:
+    """The number a grade's text (one strtod took whole) writes, exactly: decimal or C's
+    hexadecimal (``0x1.8p3``)."""
+    m = re.fullmatch(r"([+-]?)0[xX]([0-9a-fA-F]*)\.?([0-9a-fA-F]*)(?:[pP]([+-]?[0-9]+))?", text)
+    if m is None:
+        return Fraction(text)
+    sign, whole, part, exponent = m.groups()
+    value = Fraction(int(whole + part or "0", 16), 16 ** len(part)) * Fraction(2) ** int(
+        exponent or 0)
+    return -value if sign == "-" else value
+
+
+# Fewer significant digits than this cannot round onto a whole number from a value that is
+# not one (a double carries 15.9 of them; 16 bytes of text hold at most 16).
+_ROUNDING_TEXT = 16
+
+
+def _integer_parts_kept(col: Column, grades: np.ndarray) -> np.ndarray:
+    """``grades`` with each one that rounding made whole (``0.99999999999999999`` is the
+    double 1.0) moved to the next double toward zero, so that its integer part (trec_eval's,
+    contract §1) and its comparisons with whole levels are those of the number written. Only
+    whole grades of 16 bytes or more are checked, exactly, once per distinct text."""
+    rows = np.flatnonzero((col.lens >= _ROUNDING_TEXT) & (grades == np.trunc(grades)))
+    if not len(rows):
+        return grades
+    grades = grades.copy()
+    crossed: dict[bytes, bool] = {}
+    for row in rows.tolist():
+        text = col.bytes(row)
+        if text not in crossed:
+            crossed[text] = abs(_exact(text.decode("ascii"))) < abs(grades[row])
+        if crossed[text]:
+            grades[row] = np.nextafter(grades[row], 0.0)
     return grades
 
 

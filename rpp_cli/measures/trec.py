@@ -156,26 +156,46 @@ def _merged(base: str, first: str, more: str, raw: str) -> str:
                      "first and drop the second)")
 
 
+_PARAMETER_STARTS = set("0123456789+-.")
+
+
 def _underscore_form(name: str) -> str | None:
-    """``P_10`` -> ``P.10``, ``iprec_at_recall_0.10`` -> ``iprec_at_recall.0.10``."""
+    """``P_10`` -> ``P.10``, ``iprec_at_recall_0.10`` -> ``iprec_at_recall.0.10``; parameters
+    are numbers or grade=gain pairs, so ``ndcg_cut10`` is no ``ndcg`` with parameters."""
     for base in sorted(set(LONG_CUTOFFS) | set(FLOAT_CUTOFFS) | set(FLOAT_PARAMS) | PAIR_PARAMS,
                        key=len, reverse=True):
-        if name.startswith(base + "_") and len(name) > len(base) + 1:
-            return f"{base}.{name[len(base) + 1:]}"
+        rest = name[len(base) + 1:]
+        if name.startswith(base + "_") and rest[:1] in _PARAMETER_STARTS:
+            return f"{base}.{rest}"
     return None
 
 
 def _atol(text: str) -> int:
-    """C's atol: leading integer prefix, 0 when there is none."""
-    m = re.match(r"\s*[+-]?\d+", text)
+    """C's atol: leading integer prefix (ASCII digits only), 0 when there is none."""
+    m = re.match(r"[ \t\n\v\f\r]*[+-]?[0-9]+", text)
     return int(m.group()) if m else 0
 
 
+# C's strtod: decimal, hexadecimal (0x1p-1), inf/infinity and nan, after C's white space.
+_C_FLOAT = re.compile(r"[ \t\n\v\f\r]*(?P<sign>[+-]?)(?:(?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*"
+                      r"|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)|(?P<dec>[0-9]+\.?[0-9]*"
+                      r"(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan))",
+                      re.IGNORECASE)
+
+
 def c_atof(text: str) -> float:
-    """C's atof: the longest leading float prefix (``inf``, ``nan`` too), 0.0 when none."""
-    m = re.match(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|nan)", text,
-                 re.IGNORECASE)
-    return float(m.group()) if m else 0.0
+    """C's atof: the longest leading float prefix (hexadecimal, ``inf``, ``nan`` too), 0.0 when
+    none; what trec_eval (and pytrec_eval's copy of it) reads a measure's parameters with."""
+    m = _C_FLOAT.match(text)
+    if not m:
+        return 0.0
+    sign = -1.0 if m["sign"] == "-" else 1.0
+    if m["hex"] is None:
+        return sign * float(m["dec"])
+    try:
+        return sign * float.fromhex(m["hex"])
+    except OverflowError:  # strtod gives HUGE_VAL
+        return sign * math.inf
 
 
 # trec_eval sorts cutoffs by their difference taken as a C int, and multiplies float cutoffs
@@ -256,7 +276,11 @@ class Compaction:
     size: grade ``high[i]`` (the distinct grades above COMPACT_ABOVE, ascending) becomes level
     ``COMPACT_ABOVE + 1 + i``, smaller grades stay themselves. Order is kept, so every relevance
     level maps to one; gains (ndcg, ndcg_rel, Rndcg, G) are given for the moved levels as
-    ``level=grade`` pairs, so every measure's value is unchanged."""
+    ``level=grade`` pairs, so every measure's value is unchanged. Except with gains that are
+    not whole numbers, which are refused: trec_eval sorts the gains of every level from 0 to
+    the largest grade comparing their difference cast to an int, so gains less than 1 apart
+    (1.5 and the default gain 2 of level 2) compare equal and their order, which the ideal
+    ranking follows, depends on the levels the compaction leaves out."""
 
     high: np.ndarray
 
@@ -287,6 +311,13 @@ class Compaction:
         if req.base not in PAIR_PARAMS:
             return req
         given = [] if req.params is None else [p.split("=") for p in req.params.split(",")]
+        fractional = [gain for _, gain in given if not float(c_atof(gain)).is_integer()]
+        if fractional:  # see the class's note
+            raise InputError(f"measure '{req.spec}': gain {fractional[0]} is not a whole number "
+                             f"and the qrels have grades above {COMPACT_ABOVE} (up to "
+                             f"{int(self.high[-1])}); trec_eval's order of such gains depends "
+                             "on every level up to the largest grade: use whole-number gains, "
+                             "or smaller grades")
         pairs, covered, high = [], set(), set(self.high.tolist())
         for level, gain in given:  # trec_eval reads a pair's level with atol
             grade = _atol(level)
