@@ -84,6 +84,6 @@ def measures_command() -> None:
     for m in REGISTRY.values():
         params = f"; parameters: {m.parameters}" if m.parameters else ""
         alias = spelling(m.name) if m.trec is not None else None
-        params += f"; ir_measures: {alias}, (rel=N) for a level" if alias else ""
+        params += f"; ir_measures: {alias}" if alias else ""
         lines.append(f"{m.name}\t{m.kind}\t{m.family}\t{m.description}{params}\n")
     click.echo("".join(lines), nl=False)

@@ -6,6 +6,7 @@ measure is one function in its family plus one ``register`` call there.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -137,14 +138,47 @@ def resolve(names: list[str] | None) -> list[Measure]:
     return flat
 
 
+# What users type for a measure with a cutoff, lower-cased, beyond ir_measures' and trec_eval's
+# own names (which _cutoff_names adds): -> ir_measures' name.
+_CUTOFF_SYNONYMS = {"mrr": "RR", "recip_rank": "RR", "precision": "P", "prec": "P"}
+_CUTOFF_TYPO = re.compile(r"(?P<stem>[A-Za-z][A-Za-z_-]*?)[@._-]?(?P<k>[0-9]+)")
+
+
+def _cutoff_names(name: str) -> list[str]:
+    """The names ``name`` may mean when it is a measure with a cutoff in another spelling or
+    case (``ndcg@10``, ``P10``, ``map@10``, ``ndcg_cut10``): ir_measures' and trec_eval's."""
+    m = _CUTOFF_TYPO.fullmatch(name)
+    if not m:
+        return []
+    stems = dict(_CUTOFF_SYNONYMS)
+    for alias, (plain, cut) in ir_measures.ALIASES.items():
+        if cut is not None:
+            stems.update({alias.lower(): alias, cut.lower(): alias})
+            if plain is not None:
+                stems[plain.lower()] = alias
+    stems.update({own.lower(): own for own in ir_measures.OWN})
+    alias = stems.get(m["stem"].lower())
+    if alias is None:
+        return []
+    cut = ir_measures.ALIASES.get(alias, (None, None))[1]
+    names = [f"{alias}@{m['k']}"]
+    return names + [f"{cut}.{m['k']}"] if cut is not None and alias not in ir_measures.OWN \
+        else names
+
+
 def _did_you_mean(name: str) -> str:
-    """`` (did you mean ...?)`` with the closest known names, or nothing."""
+    """`` (did you mean ...?)`` with the closest known names, or nothing: the same name in
+    another case, the cutoff spellings it may mean, then difflib's closest."""
     import difflib
 
-    known = list(REGISTRY) + list(ir_measures.ALIASES)
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-    close += [k for k in known if k.lower() == name.lower() and k not in close]
-    return f" (did you mean {', '.join(close[:3])}?)" if close else ""
+    known = {k.lower(): k for k in [*REGISTRY, *ir_measures.ALIASES, *trec.ORDER,
+                                    *trec.NICKNAMES]}
+    close = [known[name.lower()]] if name.lower() in known else []
+    close += _cutoff_names(name)
+    close += [known[k] for k in difflib.get_close_matches(name.lower(), list(known), n=3,
+                                                          cutoff=0.6)]
+    close = list(dict.fromkeys(c for c in close if c != name))[:3]
+    return f" (did you mean {', '.join(close)}?)" if close else ""
 
 
 # The families register their measures on import (after the names above exist).

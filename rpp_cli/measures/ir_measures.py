@@ -30,7 +30,7 @@ ALIASES = {
     "R": (None, "recall"), "RR": ("recip_rank", None), "Rprec": ("Rprec", None),
     "Bpref": ("bpref", None), "infAP": ("infAP", None), "Success": (None, "success"),
     "NumRet": ("num_ret", None), "NumRel": ("num_rel", None), "NumRelRet": ("num_rel_ret", None),
-    "NumQ": ("num_q", None), "SetP": ("set_P", None), "SetR": ("set_recall", None),
+    "SetP": ("set_P", None), "SetR": ("set_recall", None),
     "SetF": ("set_F", None), "IPrec": (None, "iprec_at_recall"),
 }
 # Computed here: name -> (takes a relevance level, needs a cutoff, description with {k}).
@@ -43,13 +43,15 @@ OWN = {
                          "(ir_measures' gdeval provider)"),
 }
 NOT_TREC = {"RBP", "Compat", "INST", "INSQ", "alpha_nDCG", "NERR", "SDCG", "accuracy", "BPM",
-            "EPM", "Precision"}
+            "EPM", "Precision", "NumQ"}
 # ir_measures measures rpp has under a name and a definition of its own: what to type instead
 RPP_SPELLING = {
     "RBP": "rpp's RBP is rbp.P (e.g. rbp.0.8), binary (grade > 0, or >= -l) with its residual "
            "rbp_res.P; ir_measures' RBP (trectools) weighs each item by its grade and averages "
            "the weights of tied scores",
     "alpha_nDCG": "rpp's is alpha-nDCG@k (ndeval v4.5, alpha 0.5), with --subtopics",
+    "NumQ": "ir_measures counts the queries the run has; rpp's num_q counts every query of "
+            "the qrels, as trec_eval -c does (the queries its averages are over)",
 }
 GDEVAL_MAX_GRADE = 4  # gdeval.pl's $MAX_JUDGMENT: R_i = (2^g - 1) / 2^4
 _SYNTAX = re.compile(r"(?P<name>[A-Za-z_]+)(\(rel=(?P<rel>\d+)\))?(@(?P<cut>[0-9.]+))?")
@@ -98,6 +100,8 @@ def translate(name: str) -> tuple[str, int | None]:
         spec = f"{cut}.{m['cut']}"
     if m["rel"] is not None and not 1 <= int(m["rel"]) <= GRADE_MAX:
         raise InputError(f"measure '{name}': rel= takes a relevance level from 1 to {GRADE_MAX}")
+    if m["name"] == "NumRet" and m["rel"] is not None:
+        spec = "num_rel_ret"  # ir_measures: the items retrieved with grade >= N
     return spec, None if m["rel"] is None else int(m["rel"])
 
 
@@ -122,13 +126,21 @@ def own_measure(name: str) -> Measure:
                    parameters=parameters)
 
 
+# ir_measures' NumRet with rel=N is not num_ret at a level: it counts the items retrieved with
+# grade >= N, trec_eval's num_rel_ret (its NumRelRet is NumRet(rel=1)).
+_SPELLED = {"num_ret": "NumRet (NumRet(rel=N) is num_rel_ret)",
+            "num_rel_ret": "NumRelRet, or NumRet(rel=N) for a level"}
+
+
 def spelling(trec_base: str) -> str | None:
     """How ir_measures writes a trec_eval measure (for ``rpp measures``), or None."""
+    if trec_base in _SPELLED:
+        return _SPELLED[trec_base]
     for name, (plain, cut) in ALIASES.items():
         if trec_base == plain:
-            return name
+            return f"{name}, (rel=N) for a level"
         if trec_base == cut:
-            return f"{name}@k"
+            return f"{name}@k, (rel=N) for a level"
     return None
 
 

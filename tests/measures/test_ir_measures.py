@@ -33,8 +33,38 @@ def test_rel_level_is_pytrec_evals_relevance_level():
     assert {k[1:]: v for k, v in got.items()} == {k[1:]: v for k, v in want.items()}
 
 
+def test_numret_with_a_level_counts_relevant_items_retrieved():
+    """ir_measures' NumRet(rel=N) is trec_eval's num_rel_ret at level N (its NumRelRet is
+    NumRet(rel=1)); NumRet alone is num_ret."""
+    def values(measure: str, *options: str) -> dict:
+        out = rpp("eval", "-q", *options, "-m", measure, DEMO / "qrels", *RUNS).out
+        return {k[1:]: v for k, v in parse_lines(out).items()}
+
+    assert values("NumRet(rel=2)") == values("num_rel_ret", "-l", "2") != values("num_ret")
+    assert values("NumRet(rel=1)") == values("NumRelRet") == values("num_rel_ret")
+    assert values("NumRet") == values("num_ret")
+
+
 @pytest.mark.parametrize("name, message", [
     ("ndgc", "unknown measure 'ndgc' (did you mean ndcg, Rndcg?) (rpp measures lists them all)"),
+    ("ndcg@10", "unknown measure 'ndcg@10' (did you mean nDCG@10, ndcg_cut.10, ndcg?) (rpp "
+                "measures lists them all)"),
+    ("NDCG@10", "unknown measure 'NDCG@10' (did you mean nDCG@10, ndcg_cut.10, ndcg?) (rpp "
+                "measures lists them all)"),
+    ("p@10", "unknown measure 'p@10' (did you mean P@10, P.10, P-IA@10?) (rpp measures lists "
+             "them all)"),
+    ("P10", "unknown measure 'P10' (did you mean P@10, P.10, P-IA@10?) (rpp measures lists "
+            "them all)"),
+    ("map@10", "unknown measure 'map@10' (did you mean AP@10, map_cut.10, map?) (rpp measures "
+               "lists them all)"),
+    ("ndcg_cut10", "unknown measure 'ndcg_cut10' (did you mean nDCG@10, ndcg_cut.10, "
+                   "ndcg_cut?) (rpp measures lists them all)"),
+    ("recall@100", "unknown measure 'recall@100' (did you mean R@100, recall.100, recall?) "
+                   "(rpp measures lists them all)"),
+    ("mrr@10", "unknown measure 'mrr@10' (did you mean RR@10, ERR@20, ERR-IA@10?) (rpp "
+               "measures lists them all)"),
+    ("MAP", "unknown measure 'MAP' (did you mean map, AP, MAP-IA?) (rpp measures lists them "
+            "all)"),
     ("INST", "measure 'INST' is ir_measures' own and not in rpp: rpp computes trec_eval's "
              "measures and RR@k, Judged@k, ERR@k (rpp measures lists them)"),
     ("INST(T=1)@10", "measure 'INST(T=1)@10' is ir_measures' own and not in rpp: rpp computes "
@@ -48,6 +78,9 @@ def test_rel_level_is_pytrec_evals_relevance_level():
     ("alpha_nDCG(alpha=0.5)@20", "measure 'alpha_nDCG(alpha=0.5)@20': rpp's is alpha-nDCG@k "
                                  "(ndeval v4.5, alpha 0.5), with --subtopics"),
     ("runid", "measure 'runid' is text, not a number: rpp trec-eval prints it"),
+    ("NumQ", "measure 'NumQ': ir_measures counts the queries the run has; rpp's num_q counts "
+             "every query of the qrels, as trec_eval -c does (the queries its averages are "
+             "over)"),
     ("NumRel@5", "measure 'NumRel@5': NumRel takes no cutoff in trec_eval"),
     ("ERR", "measure 'ERR' needs a cutoff, e.g. ERR@20"),
     ("ERR(rel=2)@20", "measure 'ERR(rel=2)@20': ERR takes no relevance level"),
