@@ -56,17 +56,46 @@ def _closed_pipe_guard() -> Iterator[None]:
         raise _ClosedPipe() from err
 
 
+@contextmanager
+def _one_line_usage_errors(group: click.Context | None = None) -> Iterator[None]:
+    """A usage error (a missing argument, a bad option value, an unknown option or command)
+    as one line, as every other error, with its exit code (2; the drop-ins' 1): ``rpp: eval:
+    Invalid value for '-l' / '--level': 'abc' is not a valid float (see 'rpp eval --help')``
+    instead of click's four lines. A bare ``rpp`` still prints the help. ``group``: the
+    group's context, whose command is named where click's error has no context of its own
+    (``-m`` without a value)."""
+    try:
+        yield
+    except click.exceptions.NoArgsIsHelpError:
+        raise
+    except click.UsageError as err:
+        ctx = err.ctx
+        if ctx is not None:
+            name = ctx.info_name if ctx.parent is not None else None
+        else:
+            name = group.invoked_subcommand if group is not None else None
+        path = " ".join(filter(None, ["rpp", name]))  # whatever click was told it is called
+        if ctx is not None and isinstance(err, click.MissingParameter):
+            # click's "Usage: PROG [COMMAND] ARGS...", under rpp's own name
+            hint = "usage: " + " ".join([path, *ctx.get_usage().split()[3 if name else 2:]])
+        else:
+            hint = f"see '{path} --help'"
+        where = f"{name}: " if name else ""
+        click.echo(f"rpp: {where}{shown(err.format_message().rstrip('.'))} ({hint})", err=True)
+        sys.exit(err.exit_code)
+
+
 class RppGroup(click.Group):
     """The command group: an InputError anywhere below becomes one line and its exit code (2
-    unless the error says otherwise); a closed pipe while parsing (``--help``,
-    ``--version``) or running reaches :func:`main`."""
+    unless the error says otherwise), so does a usage error; a closed pipe while parsing
+    (``--help``, ``--version``) or running reaches :func:`main`."""
 
     def make_context(self, *args, **kwargs) -> click.Context:
-        with _closed_pipe_guard():
+        with _closed_pipe_guard(), _one_line_usage_errors():
             return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx: click.Context):
-        with _closed_pipe_guard():
+        with _closed_pipe_guard(), _one_line_usage_errors(ctx):
             try:
                 return super().invoke(ctx)
             except InputError as err:

@@ -57,7 +57,7 @@ def quiet_option(fn):
     return click.option("-Q", "--quiet", is_flag=True, expose_value=False,
                         callback=quiet_callback,
                         help="No notes and no progress bars on stderr; errors stay (and rpp "
-                             "check's verdicts).")(fn)
+                             "check's verdicts, which are its result).")(fn)
 
 
 def input_options(fn):

@@ -43,6 +43,36 @@ def test_absurd_numbers_are_usage_errors(args):
     assert res.code == 2 and "Traceback" not in res.err and "Invalid value" in res.err
 
 
+@pytest.mark.parametrize("args,line,code", [
+    (["eval"], "rpp: eval: Missing argument '[QRELS]' (usage: rpp eval [OPTIONS] [QRELS] "
+               "RUN...)", 2),
+    (["eval", "-l", "abc", "q", "r"], "rpp: eval: Invalid value for '-l' / '--level': 'abc' is "
+                                      "not a valid float (see 'rpp eval --help')", 2),
+    (["eval", "q", "r", "-m"], "rpp: eval: Option '-m' requires an argument (see 'rpp eval "
+                               "--help')", 2),
+    (["check", "q", "r"], "rpp: check: Missing option '--baseline' (usage: rpp check [OPTIONS] "
+                          "QRELS CANDIDATE...)", 2),
+    (["meta", "--frobnicate", "q", "r"], "rpp: meta: No such option '--frobnicate'. Did you mean "
+                                         "'--format'? (see 'rpp "
+                                         "meta --help')", 2),
+    (["--frobnicate"], "rpp: No such option '--frobnicate' (see 'rpp --help')", 2),
+    (["trec-eval", "-Z", "q", "r"], "rpp: trec-eval: No such option '-Z' (see 'rpp trec-eval "
+                                    "--help')", 1),
+    (["ndeval", "q"], "rpp: ndeval: Missing argument 'RUN' (usage: rpp ndeval [OPTIONS] QRELS "
+                      "RUN)", 1),
+])
+def test_usage_errors_are_one_line(args, line, code):
+    """A usage error is one line like every other error (click's own is four: Usage, Try,
+    a blank line, Error), naming the command and where to look; the drop-ins exit 1."""
+    res = rpp(*args)
+    assert (res.code, res.out, res.err) == (code, "", line + "\n")
+
+
+def test_bare_rpp_still_prints_the_help():
+    res = rpp()
+    assert res.code == 2 and "Commands:" in res.out + res.err
+
+
 @pytest.mark.parametrize("option", ["-l", "-M", "-N"])
 def test_trec_eval_numbers_are_bounded(option):
     res = rpp("trec-eval", option, "99999999999999999999", PAPER / "qrels", PAPER / "run.X")

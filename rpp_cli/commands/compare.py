@@ -22,7 +22,8 @@ from ..options import (check_view, collection_arguments, input_options, output_o
 @click.option("--test", type=click.Choice(TESTS), default="randomization", show_default=True,
               help="Paired t-test, paired randomization (sign flips) or randomized Tukey HSD.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
-              help="Level for the '*' of --view human.")
+              help="Significance level: the '*' of --view human, the letters and the caption of "
+                   "--view paper.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="none",
               show_default=True,
               help="Adjust p-values over the run pairs of each measure.")

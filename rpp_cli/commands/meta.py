@@ -51,7 +51,8 @@ from ..options import (check_view, collection_arguments, input_options, number_l
                    "each ordering of M as M:win, M:borda, M:mc4.")
 @seed_option("Seed of every random draw.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
-              help="Also draw the robustness curves (needs matplotlib). Default: no plot.")
+              help="Also draw one panel per analysis computed (needs matplotlib). Default: no "
+                   "plot.")
 @output_options
 @view_option("trec", "human")
 @subtopics_option

@@ -389,8 +389,9 @@ def name_runs(runs: list, given: Sequence[str | None] = (), source: str = "file"
     are an error naming both files.
     """
     if given and len(given) != len(runs):
-        raise InputError(f"--name given {len(given)} times for {len(runs)} runs: name every "
-                         "run, in order")
+        times = "once" if len(given) == 1 else f"{len(given)} times"
+        raise InputError(f"--name given {times} for {len(runs)} runs: name every run, in "
+                         "order")
     given = given or [None] * len(runs)
     names = [g if g is not None else _name_by(run, source) for run, g in zip(runs, given)]
     for run, name, g in zip(runs, names, given):

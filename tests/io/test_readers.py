@@ -258,7 +258,7 @@ def test_a_file_name_cannot_forge_output(tmp_path):
 def test_name_must_be_given_for_every_run(tmp_path, good):
     q, r, r2 = good
     one_error_line(rpp("eval", "--name", "x", q, r, r2),
-                   r"--name given 1 times for 2 runs: name every run, in order")
+                   r"--name given once for 2 runs: name every run, in order")
 
 
 def test_fixture_collection_reads_cleanly():
