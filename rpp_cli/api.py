@@ -38,13 +38,33 @@ _counter = itertools.count()
 _PUT: ContextVar[list[str] | None] = ContextVar("rpp_api_inputs", default=None)
 
 
+# An in-memory input's name for the reader (see _put), and the command line's options that
+# errors advise, as the API's keywords.
+_PUT_NAME = re.compile(r"<(?P<what>[^<>]+) #[0-9]+>")
+_KEYWORDS = {"--names-from tag": "names_from='tag'", "--names-from": "names_from=", "--name": "names=", "--dedup": "dedup=True",
+             "--corpus-size": "corpus_size=", "--subtopics": "subtopics=",
+             "--max-docs": "max_docs=", "--level": "level=", "--jobs": "jobs="}
+_OPTION = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, _KEYWORDS)) + r")(?![\w-])")
+
+
 @contextmanager
 def _inputs() -> Iterator[None]:
     """Around one API call: what it put for the reader and the reader did not take (the call
-    failed before reading it: a bad measure name) is dropped, not kept for good."""
+    failed before reading it: a bad measure name) is dropped, not kept for good. An error
+    names an in-memory input as the caller does (``run bm25, row 3``, not ``<run bm25 #4>:3``)
+    and advises the API's keywords, not the command line's options."""
     token = _PUT.set([])
     try:
         yield
+    except InputError as err:
+        put = _PUT_NAME.fullmatch(err.path or "")
+        if put is not None:
+            err.path = put["what"] + ("" if err.line is None else f", row {err.line}")
+            err.line = None
+        err.message = _OPTION.sub(lambda m: _KEYWORDS[m[1]],
+                                  _PUT_NAME.sub(lambda m: m["what"], err.message))
+        err.args = (str(err),)
+        raise
     finally:
         forget(_PUT.get() or [])
         _PUT.reset(token)
@@ -61,9 +81,20 @@ def _qrels_source(qrels) -> str:
         raise InputError("qrels: expected a path, a dict {qid: {docno: grade}} or a DataFrame "
                          "(query_id, doc_id, relevance)")
     _nested("qrels", qrels, "{qid: {docno: grade}}")
-    rows = [(str(q), str(d), str(g)) for q, docs in qrels.items() for d, g in docs.items()]
+    rows = [(str(q), str(d), _grade_text(q, d, g)) for q, docs in qrels.items()
+            for d, g in docs.items()]
     return _put("qrels", _lines("qrels", [[r[0] for r in rows], ["0"] * len(rows),
                                           [r[1] for r in rows], [r[2] for r in rows]]))
+
+
+def _grade_text(qid, docno, grade) -> str:
+    """A qrels dict's grade as text for the reader; a dict or a list there means the runs were
+    given where the qrels belong, which the reader would report as a strange grade."""
+    if isinstance(grade, (Mapping, list, tuple)):
+        raise InputError(f"qrels: query {qid!r}, document {docno!r} holds a "
+                         f"{type(grade).__name__}, not a grade: expected {{qid: {{docno: "
+                         "grade}} (runs given where the qrels belong? the qrels come first)")
+    return str(grade)
 
 
 def _run_sources(runs) -> tuple[list[str], tuple[str | None, ...]]:
@@ -75,7 +106,9 @@ def _run_sources(runs) -> tuple[list[str], tuple[str | None, ...]]:
     if _is_frame(runs):
         return [_run_text("run", runs)], ("run",)
     if isinstance(runs, Mapping):
-        if runs and all(_is_frame(v) or isinstance(v, Mapping) and all(
+        if not runs:
+            raise InputError("runs: no run given")
+        if all(_is_frame(v) or isinstance(v, Mapping) and all(
                 isinstance(x, Mapping) for x in v.values()) for v in runs.values()):
             names = tuple(str(n) for n in runs)  # {name: run dict or DataFrame}
             return [_run_text(name, run) for name, run in runs.items()], names
@@ -115,6 +148,10 @@ def _nested(what: str, mapping: Mapping, shape: str) -> None:
 def _score_text(name: str, qid, docno, score) -> str:
     """A run dict's score as text the reader parses back to the same double; anything that is
     not a number (a bool, a word) is the reader's InputError, not Python's ValueError."""
+    if isinstance(score, (Mapping, list, tuple)):
+        raise InputError(f"run {name}: query {qid!r}, document {docno!r} holds a "
+                         f"{type(score).__name__}, not a score: expected {{qid: {{docno: "
+                         "score}}, or {name: {qid: {docno: score}}} for several runs")
     try:
         if isinstance(score, bool):
             raise TypeError

@@ -70,6 +70,13 @@ class MetaOptions:
     seed: int = DEFAULT_SEED
     judged_policy: str = "random"
 
+    def __post_init__(self) -> None:
+        """Analyses given as one string (``"power"``, ``"power,ties"``) as the command line
+        takes them, not as its letters."""
+        if isinstance(self.analyses, str):
+            object.__setattr__(self, "analyses", tuple(
+                a.strip() for a in self.analyses.split(",") if a.strip()))
+
 
 @dataclass
 class Subject:

@@ -184,7 +184,7 @@ def test_dataframe_errors_name_the_columns():
         rpp_cli.evaluate(qrels, {"a": bad, "b": runs["a"]})
 
 
-@pytest.mark.parametrize("score", ["x", True, None, [1.0]])
+@pytest.mark.parametrize("score", ["x", True, None])
 def test_a_run_dict_score_that_is_not_a_number_is_an_input_error(score):
     with pytest.raises(InputError, match=f"run a: score {re.escape(repr(score))} of query q1, "
                                          "document d1 is not a number"):
@@ -309,6 +309,20 @@ _R = {"a": {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}}, "b": {"q1": {"d1": 2.0}, "q2"
      f"run a: score {10 ** 400!r} of query q1, document d1 is not a number a double holds"),
     (lambda: rpp_cli.evaluate({"q\ud8001": {"d1": 1}}, _R),
      "qrels: '\\ud800' is not text (a lone surrogate)"),
+    (lambda: rpp_cli.evaluate(_R, _Q),
+     "qrels: query 'a', document 'q1' holds a dict, not a grade: expected {qid: {docno: "
+     "grade}} (runs given where the qrels belong? the qrels come first)"),
+    (lambda: rpp_cli.evaluate(_Q, {"a": {"q1": [("d1", 1.0)]}}),
+     "run run: query 'a', document 'q1' holds a list, not a score: expected {qid: {docno: "
+     "score}}, or {name: {qid: {docno: score}}} for several runs"),
+    (lambda: rpp_cli.evaluate(_Q, {}), "runs: no run given"),
+    (lambda: rpp_cli.evaluate(_Q, {**_R, "c": {"q1": {"d1": float("inf")}}}),
+     "run c, row 1: score 'inf' is not a finite number"),
+    (lambda: rpp_cli.evaluate(_Q, _R, names=["x", "x"]),
+     "runs run a and run b are both named 'x': name every run with names= (once per run, in "
+     "order), or by tags with names_from='tag'"),
+    (lambda: rpp_cli.meta(_Q, _R, options=rpp_cli.MetaOptions(analyses="power,bogus")),
+     "unknown analysis 'bogus' (choose from power,ties,agreement,robustness,predictive)"),
 ])
 def test_api_arguments_the_command_line_refuses_are_input_errors(call, message):
     """What the command line's options refuse, the API refuses with the same kind of error
