@@ -288,14 +288,14 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
         unjudged, missing = run.unjudged, run.missing
         notes.extend(_judged_notes(name, judged_top))
         if unjudged:
-            notes.append(f"{name}: {_count(unjudged, 'query', 'queries')} not in the qrels, "
+            notes.append(f"{name}: {counted(unjudged, 'query', 'queries')} not in the qrels, "
                          "ignored")
         if run.repeats:
-            notes.append(f"{run.path}: {_count(run.repeats, 'repeated docno', 'repeated docnos')}"
+            notes.append(f"{run.path}: {counted(run.repeats, 'repeated docno', 'repeated docnos')}"
                          " dropped, kept the best-scored copy of each")
         if missing:
             shown = ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
-            notes.append(f"{name}: {_count(len(missing), 'judged query', 'judged queries')} "
+            notes.append(f"{name}: {counted(len(missing), 'judged query', 'judged queries')} "
                          f"not in the run, scored as empty rankings as trec_eval -c does "
                          f"({shown}); if they should not count, leave them out of the qrels")
     union = None  # the distinct items of each query, over every run: codes must be shared
@@ -393,7 +393,8 @@ def _items(docs: Dictionary, judged_query: np.ndarray, judged_grade: np.ndarray,
     return codes[pick], names.take(pick)
 
 
-def _count(n: int, one: str, many: str) -> str:
+def counted(n: int, one: str, many: str) -> str:
+    """``n`` and the noun in its number: "1 query", "3 queries"."""
     return f"{n} {one if n == 1 else many}"
 
 

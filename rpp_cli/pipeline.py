@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .aggregate import add_metric, add_preference
-from .collection import Collection, encode
+from .collection import Collection, counted, encode
 from .errors import InputError
 from .io.qrels import read_qrels, read_subtopic_qrels
 from .core import split
@@ -98,6 +98,11 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
                      f"(query {qid}: '{a}' and '{b}'): distinct subtopics here, one to ndeval "
                      "(rpp ndeval merges them)")
     qrels = read_qrels(qrels_path) if qrels_path is not None else subtopics.overall
+    if qrels_path is not None and qrels.repeated:
+        notes.append(f"{qrels_path}: {counted(qrels.repeated, 'line judges', 'lines judge')} a "
+                     "(query, docno) pair judged on an earlier line: each pair keeps its "
+                     "largest grade (trec_eval refuses such qrels); subtopic qrels (qid "
+                     "subtopic docno grade) go with --subtopics")
     coll = encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
                   dedup=options.dedup, notes=notes, subtopics=subtopics, jobs=options.jobs,
                   names=options.names, names_from=options.names_from,

@@ -109,3 +109,21 @@ def test_a_run_mostly_unjudged_at_10_gets_a_note(tmp_path):
             "documents count as non-relevant, so its scores are likely too low: judge its top "
             "documents, or also read -m bpref, which ignores them\n" in res.err)
     assert "a: only" not in res.err
+
+
+def test_repeated_judgments_are_noted_with_the_likely_cause(tmp_path):
+    """Subtopic qrels given as QRELS (--subtopics forgotten) judge an item once per subtopic:
+    each pair keeps its largest grade (contract §1), which trec_eval refuses, so a note says
+    how many lines repeat a pair; qrels without repeats get none."""
+    subtopic = tmp_path / "qrels.subtopics"
+    subtopic.write_text("106_1 1 clueweb12-0000wb-00-00001 1\n106_1 2 clueweb12-0000wb-00-00001 0\n"
+                        "106_1 3 clueweb12-0000wb-00-00001 2\n106_1 1 MARCO_D12 1\n")
+    run = write_run(tmp_path / "bm25", {"106_1": ["clueweb12-0000wb-00-00001", "MARCO_D12"]})
+    res = rpp("eval", "-m", "map", subtopic, run)
+    assert res.code == 0
+    assert (f"rpp: note: {subtopic}: 2 lines judge a (query, docno) pair judged on an earlier "
+            "line: each pair keeps its largest grade (trec_eval refuses such qrels); subtopic "
+            "qrels (qid subtopic docno grade) go with --subtopics\n") in res.err
+    plain = write_qrels(tmp_path / "qrels", [("106_1", "clueweb12-0000wb-00-00001", 2),
+                                             ("106_1", "MARCO_D12", 1)])
+    assert "earlier line" not in rpp("eval", "-m", "map", plain, run).err

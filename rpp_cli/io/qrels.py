@@ -32,6 +32,7 @@ class Qrels:
     qid: np.ndarray  # (J,) qid code of each judgment
     docno: Column  # (J,) its docno
     grade: np.ndarray  # (J,) float64, the largest grade given to it
+    repeated: int = 0  # lines that judge a (qid, docno) pair judged on an earlier line
     # the reader's dictionary of the judgments (see :meth:`dictionary`), given away once
     _reader_docs: list = field(default_factory=list, compare=False, repr=False)
 
@@ -139,7 +140,7 @@ def judgments(table: Table, grades: np.ndarray, keep_dictionary: bool = False
     np.maximum.at(best, code, grades)
     first = np.flatnonzero(first_seen(code))  # in code order
     return Qrels(table.path, qids, qid[first], table.column(2).take(first).compact(), best,
-                 [doc_dict] if keep_dictionary else []), code
+                 len(code) - len(first), [doc_dict] if keep_dictionary else []), code
 
 
 def read_qrels(path: str) -> Qrels:
