@@ -97,7 +97,7 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
         notes.append(f"{options.subtopics}: {len(twins)} pairs of subtopic ids are one number "
                      f"(query {qid}: '{a}' and '{b}'): distinct subtopics here, one to ndeval "
                      "(rpp ndeval merges them)")
-    qrels = read_qrels(qrels_path) if qrels_path is not None else subtopics.overall
+    qrels = read_qrels(qrels_path, notes) if qrels_path is not None else subtopics.overall
     if qrels_path is not None and qrels.repeated:
         notes.append(f"{qrels_path}: {counted(qrels.repeated, 'line judges', 'lines judge')} a "
                      "(query, docno) pair judged on an earlier line: each pair keeps its "

@@ -258,3 +258,21 @@ def test_parameters_at_the_edges_are_accepted(tmp_path, measure):
     qrels, runs = _collection(tmp_path, 3, "plain")
     res = rpp("eval", "-m", measure, qrels, *runs)
     assert res.code == 0 and res.out, res.err
+
+
+def test_a_grade_trec_eval_reads_otherwise_is_noted(tmp_path):
+    """1e3 is the number 1000 (contract §1) where trec_eval's atol reads 1, and 0x2 is 2 where
+    it reads 0: the measures then differ from trec_eval's own, so a note says so, naming the
+    first such line; 2.9e0 (2 either way) and plain grades get none."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("106_1 0 clueweb12-0000wb-00-00001 2.9e0\n106_1 0 MARCO_D1 1\n"
+                     "106_1 0 MARCO_D2 1e3\n106_1 0 MARCO_D3 0x2\n")
+    run = tmp_path / "bm25"
+    run.write_text("106_1 Q0 MARCO_D1 1 3 bm25\n106_1 Q0 MARCO_D2 2 2 bm25\n")
+    res = rpp("eval", "-m", "map", qrels, run)
+    assert res.code == 0
+    assert (f"rpp: note: {qrels}:3: grade '1e3' is the number it writes, 1000 to trec_eval's "
+            "measures here, where trec_eval itself reads 1 (its atol stops at the first byte "
+            "that is not a digit); so do 1 more grade\n") in res.err
+    qrels.write_text("106_1 0 clueweb12-0000wb-00-00001 2.9e0\n106_1 0 MARCO_D1 1\n")
+    assert "atol" not in rpp("eval", "-m", "map", qrels, run).err

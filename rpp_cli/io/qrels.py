@@ -5,6 +5,7 @@ Judgments are arrays: one row per distinct (qid, docno), identified exactly by i
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from fractions import Fraction
@@ -77,9 +78,11 @@ def sorted_positions(qids: list[str]) -> np.ndarray:
     return np.array([place[q] for q in qids], dtype=np.int64)
 
 
-def read_grades(table: Table, exit_code: int = 2) -> np.ndarray:
+def read_grades(table: Table, exit_code: int = 2, notes: list[str] | None = None
+                ) -> np.ndarray:
     """Field 3 of ``table`` as float64 grades; the first grade that is not a finite number or
-    lies outside [GRADE_MIN, GRADE_MAX] is an InputError naming its line."""
+    lies outside [GRADE_MIN, GRADE_MAX] is an InputError naming its line. ``notes``: where to
+    say that a grade reads otherwise to trec_eval (:func:`_read_otherwise_by_atol`)."""
     grades = table.floats(3, "grade")
     bad = np.flatnonzero((grades < GRADE_MIN) | (grades > GRADE_MAX))
     if len(bad):
@@ -87,7 +90,44 @@ def read_grades(table: Table, exit_code: int = 2) -> np.ndarray:
         raise InputError(f"grade '{table.column(3).text(row)}' is out of range (grades are "
                          f"numbers from {GRADE_MIN} to {GRADE_MAX})", table.path,
                          table.line(row), exit_code=exit_code)
-    return _integer_parts_kept(table.column(3), grades)
+    grades = _integer_parts_kept(table.column(3), grades)
+    if notes is not None:
+        notes.extend(_read_otherwise_by_atol(table, grades))
+    return grades
+
+
+def _read_otherwise_by_atol(table: Table, grades: np.ndarray) -> list[str]:
+    """A note when a grade is written with an exponent or in hexadecimal and trec_eval's atol,
+    which stops at the first byte that is not a digit, reads another integer than the one
+    rpp's trec_eval measures use (``1e3``: 1000 here, 1 to trec_eval; ``0x2``: 2 and 0)."""
+    col = table.column(3).compact()
+    byte = np.frombuffer(col.data, dtype=np.uint8)
+    if not len(byte):
+        return []
+    marked = np.isin(byte, np.frombuffer(b"eExX", dtype=np.uint8)).astype(np.int64)
+    nonempty = col.lens > 0
+    counts = np.zeros(len(col), dtype=np.int64)
+    counts[nonempty] = np.add.reduceat(marked, col.starts[nonempty])
+    rows = np.flatnonzero(counts > 0)
+    atol: dict[bytes, int] = {}
+    differ = []
+    for row in rows.tolist():  # grades written so: rare, and one look per distinct text
+        text = col.bytes(row)
+        if text not in atol:
+            prefix = re.match(rb"[+-]?[0-9]*", text).group()
+            atol[text] = int(prefix) if prefix.strip(b"+-") else 0
+        if atol[text] != math.trunc(grades[row]):
+            differ.append(row)
+    if not differ:
+        return []
+    first = differ[0]
+    others = len(differ) - 1
+    plural = "s" if others > 1 else ""
+    more = f"; so do {others} more grade{plural}" if others else ""
+    return [f"{table.path}:{table.line(first)}: grade '{col.text(first)}' is the number it "
+            f"writes, {math.trunc(grades[first])} to trec_eval's measures here, where trec_eval "
+            f"itself reads {atol[col.bytes(first)]} (its atol stops at the first byte that is "
+            f"not a digit){more}"]
 
 
 def _exact(text: str) -> Fraction:
@@ -143,10 +183,10 @@ def judgments(table: Table, grades: np.ndarray, keep_dictionary: bool = False
                  len(code) - len(first), [doc_dict] if keep_dictionary else []), code
 
 
-def read_qrels(path: str) -> Qrels:
+def read_qrels(path: str, notes: list[str] | None = None) -> Qrels:
     """Read a trec_eval qrels file (plain, gzip or ``-``); bad lines raise InputError."""
     table = split(path, (0, 2, 3), (4,), QRELS_FORMAT)
-    return judgments(table, read_grades(table), keep_dictionary=True)[0]
+    return judgments(table, read_grades(table, notes=notes), keep_dictionary=True)[0]
 
 
 # ndeval's naturalNumber: ASCII digits, refused once the value read so far exceeds 100000
