@@ -247,7 +247,8 @@ def test_usage_errors_exit_1(args: list[str], files, rpp) -> None:
     f = files(q=QRELS_OK, r=RUN_OK)
     proc = rpp(*args, f["q"], *([f["r"]] if args else []))
     assert proc.returncode == 1, proc.stderr
-    assert proc.stdout == "" and "Error:" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stdout == "" and proc.stderr.startswith("rpp: trec-eval: ")
+    assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
 
 
 def test_options_after_files_and_attached_values(files, rpp) -> None:

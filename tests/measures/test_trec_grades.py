@@ -17,7 +17,8 @@ from ..realistic import generate
 # takes the level number itself as gain: refused above COMPACT_ABOVE, tested below)
 MEASURES = [m for m in trec.ORDER if m not in trec.TEXT_MEASURES | {"ndcg_cut"}]
 FLOOR = "never-retrieved-floor"  # see test_compacted_values_equal_pytrec_eval_on_the_grades
-GAINS = ["ndcg.1007=2.5,3007=0.5", "G.2007=-1,5=4", "ndcg_rel.0=1,1007=0.25",
+# whole gains: fractional ones are refused with compacted grades (see test_compaction_gains_by_hand)
+GAINS = ["ndcg.1007=2,3007=-3", "G.2007=-1,5=4", "ndcg_rel.0=1,1007=9",
          "Rndcg.3007=7,99999=1"]
 
 
@@ -44,6 +45,11 @@ def test_compaction_gains_by_hand():
         c.request(TrecRequest("ndcg_cut", "10"))
     small = Compaction.of(np.array([0, 1, 2, 255]))
     assert small.request(TrecRequest("ndcg_cut", "10")) == TrecRequest("ndcg_cut", "10")
+    # trec_eval sorts gains by their difference cast to an int: 2.5 and level 2's gain 2
+    # compare equal, and the order then depends on levels the compaction leaves out
+    with pytest.raises(InputError, match="gain 2.5 is not a whole number"):
+        c.request(TrecRequest("ndcg", "1=3,300=2.5"))
+    assert small.request(TrecRequest("ndcg", "1=2.5")) == TrecRequest("ndcg", "1=2.5")
 
 
 def _scaled(seed: int) -> tuple[dict, list[dict]]:
