@@ -12,16 +12,26 @@ from .results import Results
 _UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
 
 
-def win_rates(per_query: np.ndarray) -> np.ndarray:
-    """(Q, R) mean of RPP(a, b) over the other runs b (paper eq. 7 / (|S| - 1)).
+def tie_exact_sum(values: np.ndarray, axis: int, ordered: bool = False) -> np.ndarray:
+    """The sum of preferences along ``axis``, 0 where it is within its rounding bound of 0: a
+    tie is a tie (contract §4), and 1, -2/3 and -1/3, or 0.1, 0.2 and -0.3, are no preference
+    of 1e-17. ``ordered``: summed in ascending order, the same bits whatever order the values
+    come in (over runs, which the user orders; queries keep the qrels' order)."""
+    total = (np.sort(values, axis=axis) if ordered else values).sum(axis=axis)
+    bound = 2 * values.shape[axis] * _UNIT_ROUNDOFF * np.abs(values).sum(axis=axis)
+    return np.where(np.abs(total) <= bound, 0.0, total)
 
-    Each run's values are summed in ascending order, so the sum does not depend on the
-    order the runs were given in, and a sum within its rounding bound of 0 is 0: a tie is a
-    tie (contract §4), and 1, -2/3 and -1/3 are no win of 1.1e-16."""
-    n_runs = per_query.shape[1]
-    total = np.sort(per_query, axis=2).sum(axis=2)
-    bound = 2 * n_runs * _UNIT_ROUNDOFF * np.abs(per_query).sum(axis=2)
-    return np.where(np.abs(total) <= bound, 0.0, total) / max(n_runs - 1, 1)
+
+def win_rates(per_query: np.ndarray) -> np.ndarray:
+    """(Q, R) mean of RPP(a, b) over the other runs b (paper eq. 7 / (|S| - 1)), summed by
+    :func:`tie_exact_sum` in ascending order."""
+    return tie_exact_sum(per_query, axis=2, ordered=True) / max(per_query.shape[1] - 1, 1)
+
+
+def mean_preference(per_query: np.ndarray) -> np.ndarray:
+    """The ``all`` value of per-query preferences (Q, ...): their mean over the queries,
+    summed by :func:`tie_exact_sum`."""
+    return tie_exact_sum(per_query, axis=0) / max(len(per_query), 1)
 
 
 def add_preference(results: Results, name: str, per_query: np.ndarray, with_queries: bool,
@@ -33,8 +43,10 @@ def add_preference(results: Results, name: str, per_query: np.ndarray, with_quer
     a, b = np.nonzero(~np.eye(n_runs, dtype=bool))
     if with_queries:
         results.add_grid(name, _queries(queries, n_q), per_query)
-    results.add(name, -1, a, per_query.mean(axis=0)[a, b], b)
-    add_metric(results, f"{name}_win", win_rates(per_query), with_queries, queries=queries)
+    results.add(name, -1, a, mean_preference(per_query)[a, b], b)
+    wins = win_rates(per_query)
+    add_metric(results, f"{name}_win", wins, with_queries, mean_preference(wins),
+               queries=queries)
 
 
 def add_metric(results: Results, name: str, per_query: np.ndarray, with_queries: bool,

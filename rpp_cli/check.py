@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .aggregate import TIE_TOLERANCE
+from .aggregate import TIE_TOLERANCE, mean_preference
 from .errors import InputError
 from .pipeline import ALL_QUERIES, Options, evaluate_runs, unreached_levels
 from .measures import Measure, resolve
@@ -146,7 +146,7 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
         cand = coll.run_names[c]
         for name, is_pref in names:
             values = _pair(ctx.tensors[name] if is_pref else ctx.metrics[name], c)
-            effect = float(pair_values(values).mean())  # candidate vs baseline
+            effect = float(mean_preference(pair_values(values))[0])  # candidate vs baseline
             p = float(significance(values, test, permutations, np.random.default_rng(seed))[0])
             results.add(name if is_pref else f"{name}_diff", -1, [c], [effect], [0])
             results.add(f"{name}_p", -1, [c], [p], [0])

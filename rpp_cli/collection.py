@@ -19,7 +19,7 @@ import numpy as np
 
 from .core import Column, Dictionary, column_of, rank_rows
 from .core.memory import release_free_memory
-from .errors import InputError
+from .errors import InputError, number
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids
 from .io.runs import name_runs
 from .join import Coder, LoadedRun, RunRows, load_run
@@ -237,7 +237,7 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
     release_free_memory()  # what reading the qrels freed: the runs' arrays will not reuse it
     evaluated_qids = qrels.relevant_qids(level)
     if not evaluated_qids:
-        what = "no query has a relevant item" + (f" at level {level:g}" if level else "")
+        what = "no query has a relevant item" + (f" at level {number(level)}" if level else "")
         if need_relevant:
             raise InputError(what, path=qrels.path)
         notes.append(f"{qrels.path}: {what}: the measures of relevance at that level "

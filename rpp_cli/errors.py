@@ -30,6 +30,14 @@ class InputError(Exception):
         return where + self.message
 
 
+def number(value: float) -> str:
+    """``value`` as a message shows it: ``:g``'s short form when it reads back as the same
+    number (``2``, ``0.5``), else the shortest text that does (``1.0000001``, which ``:g``
+    shows as ``1``, a level the user did not give)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
+
+
 def shown(text: str) -> str:
     """``text`` for a one-line message on a terminal: characters that are not printable (a
     newline, a tab, an escape, a C1 or bidi control) written as Python escapes, and a byte that

@@ -9,7 +9,7 @@ import numpy as np
 
 from .aggregate import add_metric, add_preference
 from .collection import Collection, counted, encode
-from .errors import InputError
+from .errors import InputError, number
 from .io.qrels import read_qrels, read_subtopic_qrels
 from .core import split
 from .measures import (DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, across_runs,
@@ -85,7 +85,7 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
     docnos across runs (the corpus size, interleaving); without it, they are not coded in
     the shared dictionary and the corpus size is left out (see :func:`encode`)."""
     if options.level is not None and not 0 < options.level < math.inf:  # NaN too
-        raise InputError(f"relevance level must be a finite number > 0 (got {options.level:g})")
+        raise InputError(f"relevance level must be a finite number > 0 (got {number(options.level)})")
     if options.corpus_size is not None and options.corpus_size < 1:
         raise InputError(f"--corpus-size must be positive (got {options.corpus_size})")
     if [qrels_path, options.subtopics, *run_paths].count("-") > 1:
@@ -130,7 +130,7 @@ def measure(coll: Collection, measures: list[Measure], per_query: bool,
     for fam, group in by_family.items():
         FAMILIES[fam](ctx, group)
     notes.extend(query_set_note(coll, measures))
-    notes.extend(f"measure '{m.name}': no judgment has a grade >= {level:g} (the largest is "
+    notes.extend(f"measure '{m.name}': no judgment has a grade >= {number(level)} (the largest is "
                  f"{top:g}), so it is 0 for every run and query"
                  for m, level, top in unreached_levels(coll.judged.grade, measures))
     return ctx
@@ -153,7 +153,7 @@ def query_set_note(coll: Collection, measures: list[Measure]) -> list[str]:
     trec = [m.name for m in measures if m.family in ALL_QUERIES]
     if not (own and trec) or len(coll.evaluated) == len(coll.qids):
         return []
-    level = "" if coll.level is None else f" (grade >= {coll.level:g})"
+    level = "" if coll.level is None else f" (grade >= {number(coll.level)})"
     whose = " and ".join(ALL_QUERIES[f] for f in ALL_QUERIES
                          if any(m.family == f for m in measures))
     return [f"rpp's measures ({_some(own)}) average over the {len(coll.evaluated)} queries "

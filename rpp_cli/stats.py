@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aggregate import TIE_TOLERANCE
+from .aggregate import TIE_TOLERANCE, mean_preference, tie_exact_sum
 from .core import permuted_sums
 from .errors import InputError
 from .pipeline import Options, default_measures, evaluate_runs
@@ -86,7 +86,7 @@ def ttest(x: np.ndarray) -> np.ndarray:
     n = len(x)
     if n < 2:
         raise InputError(f"the t-test needs at least 2 queries (got {n})")
-    mean = x.mean(axis=0)
+    mean = tie_exact_sum(x, axis=0) / n  # 0.1, 0.2 and -0.3: a mean of 0, p = 1
     sd = x.std(axis=0, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / (sd / np.sqrt(n))
@@ -264,7 +264,7 @@ def compare(ctx, names: list[tuple[str, bool]], test: str, correction: str,
     first, second = np.concatenate([ia, ib]), np.concatenate([ib, ia])
     for name, is_pref in names:
         values = ctx.tensors[name] if is_pref else ctx.metrics[name]
-        effect = pair_values(values).mean(axis=0)
+        effect = mean_preference(pair_values(values))
         p = adjust(significance(values, test, permutations, np.random.default_rng(seed),
                                 coll.run_names), correction)
         results.add(name if is_pref else f"{name}_diff", -1, first,

@@ -127,3 +127,16 @@ def test_repeated_judgments_are_noted_with_the_likely_cause(tmp_path):
     plain = write_qrels(tmp_path / "qrels", [("106_1", "clueweb12-0000wb-00-00001", 2),
                                              ("106_1", "MARCO_D12", 1)])
     assert "earlier line" not in rpp("eval", "-m", "map", plain, run).err
+
+
+def test_a_level_is_named_as_given(tmp_path):
+    """-l 1.0000001 above the only grade 1: the message said 'at level 1' (:g's 6 digits),
+    a level the file does have."""
+    q = write_qrels(tmp_path / "q", [("106_1", "clueweb12-0000wb-00-00001", 1),
+                                     ("106_1", "MARCO_D1", 0)])
+    a = write_run(tmp_path / "a", {"106_1": ["clueweb12-0000wb-00-00001"]}, "a")
+    b = write_run(tmp_path / "b", {"106_1": ["MARCO_D1"]}, "b")
+    one_error_line(rpp("eval", "-m", "rpp", "-l", "1.0000001", q, a, b),
+                   r".*/q: no query has a relevant item at level 1\.0000001")
+    one_error_line(rpp("eval", "-m", "rpp", "-l", "2", q, a, b),
+                   r".*/q: no query has a relevant item at level 2")

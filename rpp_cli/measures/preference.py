@@ -123,7 +123,8 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
     (M,) marks the columns of uniform RPP, computed exactly from integer counts: every level
     of a query weighs 1 / (its number of levels), so RPP = (Σ signs) / levels and a tie is
     exactly 0. Other columns are float sums whose magnitude under :func:`tie_bound` · Σ|w| is
-    set to exactly 0 (float leftovers of cancelling signs). Only pairs a < b are computed;
+    set to exactly 0 (float leftovers of cancelling signs), and exactly ±1 where one run is
+    above at every level (the weights' own sum may round to 1 ± 2.2e-16). Only pairs a < b are computed;
     RPP(b, a) = -RPP(a, b) fills the rest exactly.
     """
     n_runs = positions.shape[0]
@@ -135,11 +136,11 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
         levels = np.diff(np.append(bounds, sign.shape[1]))  # (Qc,) levels of each query
         has = np.flatnonzero(levels)  # queries with levels (a shard may hold others: 0)
         starts, levels = bounds[has], levels[has]
-        counts = np.add.reduceat(sign, starts, axis=1, dtype=np.int64) if uniform.any() \
-            else None
+        counts = np.add.reduceat(sign, starts, axis=1, dtype=np.int64)  # (pairs, Qh)
         if not uniform.all():
             decided = sign != 0
             tolerance = tie_bound(levels.astype(np.float64))
+            unanimous = np.abs(counts) == levels  # every level preferred, the same way
         rows, qs = (ia[:, None], ib[:, None]), (q0 + has)[None, :]
         for m in range(weights.shape[1]):
             if uniform[m]:
@@ -149,6 +150,9 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
                 vals = np.add.reduceat(sign * w, starts, axis=1)  # (pairs, Qh)
                 mass = np.add.reduceat(decided * w, starts, axis=1)
                 vals[np.abs(vals) <= tolerance * mass] = 0.0
+                # one run above at every level is exactly 1, not the rounded sum of the
+                # weights (1.0000000000000002 for invrpp of 7 items)
+                vals = np.where(unanimous, np.sign(counts), vals)
             out[m][qs, rows[0], rows[1]] = vals
             out[m][qs, rows[1], rows[0]] = -vals
     return out

@@ -168,3 +168,50 @@ def test_weights_sum_to_one_per_query():
     assert out[:, :, 0, 1] == pytest.approx(np.ones((3, 2)))
     assert out[:, :, 1, 0] == pytest.approx(-np.ones((3, 2)))
     assert (out[:, :, [0, 1], [0, 1]] == 0).all()
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 21, 23, 29, 30])
+def test_a_run_above_at_every_level_prefers_exactly_1(tmp_path, m):
+    """RPP(a, b) = 1 when a places every relevant item above b (contract §4): invrpp's and
+    dcgrpp's weights summed to 1.0000000000000002 or 0.9999999999999998 for some m."""
+    docs = [f"clueweb12-{k:04d}wb-00-0000{k % 10}" for k in range(m)]
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"106_1 0 {d} 1\n" for d in docs))
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("".join(f"106_1 Q0 {d} {i + 1} {100 - i} a\n" for i, d in enumerate(docs)))
+    b.write_text("106_1 Q0 MARCO_D0 1 1 b\n")
+    out = rpp("eval", "-q", "--precision", "17", "-m", "rpp", "-m", "dcgrpp", "-m", "invrpp",
+              qrels, a, b).out
+    for measure in ["rpp", "dcgrpp", "invrpp"]:
+        for qid in ["106_1", "all"]:
+            assert values(out, measure, qid) == {("a", "b"): 1.0, ("b", "a"): -1.0}
+
+
+def test_queries_whose_preferences_cancel_average_to_exactly_0(tmp_path):
+    """0.1, 0.2 and -0.3 over three queries (10 relevant items each) are a mean of exactly 0,
+    not the 1.85e-17 their float sum gives; so are the win rates, and the t-test's p is 1."""
+    qids = ["106_1", "q-\u03b17", "2031"]
+    docs = [f"clueweb12-0000wb-00-0000{i}" for i in range(10)]
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"{q} 0 {d} 1\n" for q in qids for d in docs))
+
+    def run(path, tag, late):  # late[q]: the relevant item a non-relevant one goes above
+        lines = []
+        for q in qids:
+            ranked = list(docs)
+            if q in late:
+                ranked.insert(late[q], "MARCO_D1")
+            lines += [f"{q} Q0 {d} {i + 1} {100 - i} {tag}\n" for i, d in enumerate(ranked)]
+        path.write_text("".join(lines))
+        return path
+
+    a = run(tmp_path / "a", "a", {"2031": 7})
+    b = run(tmp_path / "b", "b", {"106_1": 9, "q-\u03b17": 8})
+    out = rpp("eval", "-q", "--precision", "17", "-m", "rpp", qrels, a, b).out
+    assert [values(out, "rpp", q)[("a", "b")] for q in qids] == [0.1, 0.2, -0.3]
+    assert values(out, "rpp") == {("a", "b"): 0.0, ("b", "a"): 0.0}
+    wins = {k[2]: v for k, v in parse_lines(out).items() if k[:2] == ("rpp_win", "all")}
+    assert wins == {"a": 0.0, "b": 0.0}
+    tested = parse_lines(rpp("compare", "--test", "ttest", "--precision", "17", "-m", "rpp",
+                             qrels, a, b).out)
+    assert tested[("rpp_p", "all", "a", "b")] == 1.0 and tested[("rpp", "all", "a", "b")] == 0
