@@ -205,6 +205,44 @@ def test_a_worker_killed_before_its_turn_to_write_is_an_error_naming_it(tmp_path
         os.close(fd)
 
 
+def _megabyte(x: int) -> bytes:
+    return f"{x}".encode() * (1 << 20)
+
+
+def test_a_worker_killed_while_writing_says_the_output_is_cut(tmp_path):
+    """Two shards of 1 MiB into a pipe nobody reads past 1,000 bytes: shard 0's worker blocks
+    in its write, holding its turn; killed there, the error says the output stops within
+    that shard's lines (part of it is out), not that nothing was written."""
+    import threading
+
+    reader, writer = os.pipe()
+    caught: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            Processes(2).write_ordered(_megabyte, [0, 1], writer)
+        except BaseException as err:  # noqa: BLE001 - the test looks at it
+            caught.append(err)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        assert len(os.read(reader, 1000)) > 0  # shard 0 is being written
+        deadline = time.monotonic() + 30
+        while not (kids := _children(os.getpid())) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # both shards made; shard 0's worker blocked in its write
+        for kid in kids:
+            os.kill(kid, signal.SIGKILL)
+        thread.join(30)
+    finally:
+        os.close(reader)
+        os.close(writer)
+    assert not thread.is_alive() and len(caught) == 1 and isinstance(caught[0], WorkerDied)
+    assert str(caught[0]).endswith("while writing shard 1 of 2: the output stops within that "
+                                   "shard's lines, its last line may be cut short")
+
+
 def test_rpp_workers_write_the_same_bytes_to_files_and_pipes(tmp_path):
     """rpp eval -q -j 3 with one query per output shard (the workers write stdout in turn):
     the same bytes as -j 1, into a file and through a pipe; a reader that leaves early ends

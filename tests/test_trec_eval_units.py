@@ -231,3 +231,23 @@ def test_utility_with_num_docs_in_coll_by_hand() -> None:
     assert got["q"]["utility_2,-1,0.5,0.25"] == 24.5
     got = evaluate(qrels, run, parse(["utility.2,-1,0.5,0.25"]))
     assert got["q"]["utility_2,-1,0.5,0.25"] == -0.5
+
+
+@pytest.mark.parametrize("measure", ["P.\u0661", "P.1,\u0662", "ndcg_cut.\uff15", "recall.\uff110"])
+def test_cutoffs_in_other_digits_are_refused_before_pytrec_eval(measure) -> None:
+    """C's atol reads Arabic-Indic or fullwidth digits as 0 (trec_eval: "Cannot initialize
+    measure"); Python's int took them, and pytrec_eval then aborted the process (SIGABRT)."""
+    with pytest.raises(InputError, match="cutoffs must be positive integers"):
+        parse([measure])
+
+
+def test_a_measure_name_is_padded_to_22_bytes(tmp_path) -> None:
+    """printf's %-22s counts bytes: ndcg.١=٣ (UTF-8 parameters) is padded as trec_eval pads."""
+    from rpp_cli.report.trec_eval import lines
+    from rpp_cli.results import Results
+    from rpp_cli.trec_eval import TrecEvalOutput
+
+    results = Results(["1"], ["r"])
+    results.add("ndcg_\u0661=\u0663", -1, 0, [0.5])
+    (line,) = lines(TrecEvalOutput(results, {}))
+    assert line.encode().split(b"\t")[0] == "ndcg_\u0661=\u0663".encode().ljust(22)

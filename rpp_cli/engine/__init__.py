@@ -145,7 +145,8 @@ class Processes:
             stream.flush()  # a forked child must not inherit unwritten output
         n = len(shards)
         done: dict[int, U] = {}
-        busy: dict[Connection, tuple[int, int]] = {}  # parent's end -> (pid, shard)
+        # parent's end -> (pid, shard, whether it is writing that shard)
+        busy: dict[Connection, tuple[int, int, bool]] = {}
         idle: list[tuple[Connection, int]] = []
         pids: list[int] = []
         failed: dict[int, BaseException] = {}
@@ -159,12 +160,12 @@ class Processes:
             while idle and given < min(n, following + 2 * n_workers) and not failed:
                 conn, pid = idle.pop()
                 _send(conn, pid, given, n)
-                busy[conn] = (pid, given)
+                busy[conn] = (pid, given, False)
                 given += 1
             if fd is not None and not writing and following in ready and not failed:
                 conn, pid = ready.pop(following)
                 _send(conn, pid, following, n, turn=True)  # write shard ``following`` now
-                busy[conn] = (pid, following)
+                busy[conn] = (pid, following, True)
                 writing = True
 
         try:
@@ -175,8 +176,8 @@ class Processes:
             hand_out()
             while busy:
                 for conn in wait(list(busy)):
-                    pid, shard = busy.pop(conn)
-                    i, ok, payload = _receive(conn, pid, shard, n)
+                    pid, shard, turn = busy.pop(conn)
+                    i, ok, payload = _receive(conn, pid, shard, n, turn)
                     if not ok:
                         failed[i] = payload
                     elif fd is None:
@@ -298,17 +299,24 @@ def _send(conn: Connection, pid: int, shard: int, n: int, turn: bool = False) ->
         raise _died(pid, shard, n) from None
 
 
-def _receive(conn: Connection, pid: int, shard: int, n: int) -> tuple[int, bool, object]:
-    """A worker's reply; its death (the pipe closed first) is WorkerDied, naming it."""
+def _receive(conn: Connection, pid: int, shard: int, n: int, writing: bool = False
+             ) -> tuple[int, bool, object]:
+    """A worker's reply; its death (the pipe closed first) is WorkerDied, naming it
+    (``writing``: it had its turn to write ``shard``)."""
     try:
         return conn.recv()
     except (EOFError, OSError):
-        raise _died(pid, shard, n) from None
+        raise _died(pid, shard, n, writing) from None
 
 
-def _died(pid: int, shard: int, n: int) -> WorkerDied:
-    """The error for worker ``pid``, dead while it held (or was being given) ``shard``."""
+def _died(pid: int, shard: int, n: int, writing: bool = False) -> WorkerDied:
+    """The error for worker ``pid``, dead while it held (or was being given) ``shard``, or
+    while it wrote it: then part of it may be out, its last line cut short."""
     _, status = os.waitpid(pid, 0)
+    if writing:
+        return WorkerDied(f"worker process {pid} died ({_status_text(status)}) while writing "
+                          f"shard {shard + 1} of {n}: the output stops within that shard's "
+                          "lines, its last line may be cut short")
     return WorkerDied(f"worker process {pid} died ({_status_text(status)}) while working "
                       f"on shard {shard + 1} of {n}; nothing was written for it")
 

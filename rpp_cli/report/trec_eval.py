@@ -19,6 +19,8 @@ def c_float(value: float) -> str:
 
 def lines(output: TrecEvalOutput) -> Iterator[str]:
     """Every line trec_eval prints for ``output``, in order."""
+    pads: dict[str, int] = {}  # printf's %-22s pads to 22 bytes, not characters (a
+    # parameter may be UTF-8: ndcg.١=٣): the width in characters that makes 22 bytes
     for measure, qid, _run, _other, value in output.results.rows():
         text = output.texts.get((measure, qid))
         if text is not None:
@@ -27,7 +29,11 @@ def lines(output: TrecEvalOutput) -> Iterator[str]:
             shown = str(int(value))  # (long) cast of the double
         else:
             shown = c_float(value)
-        yield f"{measure:<22}\t{qid}\t{shown}\n"
+        pad = pads.get(measure)
+        if pad is None:
+            pad = pads[measure] = 22 - len(measure.encode("utf-8", "surrogateescape")) \
+                + len(measure)
+        yield f"{measure:<{pad}}\t{qid}\t{shown}\n"
 
 
 class _Bytes:
