@@ -201,6 +201,8 @@ def _run() -> int | str | None:
         _closed_pipe()
     except OSError as err:  # readers turn theirs into InputError: this is output
         _cannot_write(err.strerror or str(err))
+    except MemoryError:  # numpy's _ArrayMemoryError too: the machine's limit, not a bug
+        _out_of_memory()
     except Exception:  # a bug: say so, and never exit 0 or 1 (a failed check) for it
         import traceback
 
@@ -241,6 +243,24 @@ def _checked_stdout() -> TextIO | None:
     else:
         out.reconfigure(encoding="utf-8", errors="surrogateescape")
     return out
+
+
+def _out_of_memory() -> None:
+    """The work needed more memory than the process may have (``ulimit -v``, a container's
+    limit): one line and status 2, as for an input too large, never a traceback nor the
+    internal error's 70."""
+    try:
+        sys.stderr.write("rpp: out of memory: the input needs more than this process may "
+                         "use (ulimit -v, a container's limit); fewer -j workers, fewer runs "
+                         "or queries at once, or a larger machine (docs/performance.md)\n")
+        sys.stderr.flush()
+    except (OSError, AttributeError):
+        pass
+    try:
+        discard_stdout()
+    except (AttributeError, ValueError, OSError):  # stdout closed, None or not a file
+        pass
+    os._exit(EXIT_BAD_INPUT)
 
 
 def _cannot_write(why: str) -> None:

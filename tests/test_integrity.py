@@ -275,3 +275,27 @@ def test_a_bug_is_never_a_success_nor_a_failed_check(monkeypatch, capsys):
     assert exits == [70] and "ZeroDivisionError: a bug" in err
     assert err.rstrip().endswith("rpp: internal error: this is a bug; please report it with the "
                                  "lines above and the output of rpp --version")
+
+
+def test_running_out_of_memory_is_one_line_and_status_2(monkeypatch, capsys):
+    """A MemoryError (ulimit -v, a container's limit) is the machine's limit, not a bug:
+    one line, status 2, no traceback (it was the internal error's traceback and 70)."""
+    import numpy as np
+
+    from rpp_cli import cli as cli_module
+    from rpp_cli.commands import eval as eval_module
+
+    def too_big(*args, **kwargs):
+        return np.empty(1 << 62, dtype=np.uint8)  # numpy's _ArrayMemoryError
+
+    monkeypatch.setattr(eval_module, "run_eval", too_big)
+    monkeypatch.setattr(sys, "argv", ["rpp", "eval", str(PAPER / "qrels"), str(PAPER / "run.X")])
+    exits = []
+    monkeypatch.setattr(os, "_exit", lambda code: exits.append(code) or (_ for _ in ()).throw(
+        SystemExit(code)))
+    with pytest.raises(SystemExit):
+        cli_module.main()
+    err = capsys.readouterr().err
+    assert exits == [2] and "Traceback" not in err
+    assert err.startswith("rpp: out of memory: the input needs more than this process may use")
+    assert len(err.splitlines()) == 1
