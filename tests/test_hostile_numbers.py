@@ -104,18 +104,27 @@ def test_huge_grades_cost_their_count_not_their_size(tmp_path, top):
         assert te.stdout == te_small.stdout.replace(f"ndcg_3={top}".ljust(22), "ndcg".ljust(22))
 
 
+def _refused_above_the_compact_levels(tmp_path: Path, top: int, refused: list[tuple[str, str]],
+                                      accepted: str, accepted_small: str) -> None:
+    """Each ``refused`` measure is one error line (its pattern) with a grade ``top`` above 255;
+    ``accepted`` runs there, and ``accepted_small`` with grades up to 255."""
+    qrels, runs = _collection(tmp_path, top, "plain")
+    for name, pattern in refused:
+        one_error_line(rpp("eval", "-m", name, qrels, *runs), pattern)
+    assert rpp("eval", "-m", accepted, qrels, *runs).code == 0
+    small, runs = _collection(tmp_path / "small", 255, "plain")
+    assert rpp("eval", "-m", accepted_small, small, *runs).code == 0
+
+
 def test_ndcg_cut_is_refused_above_the_compact_levels(tmp_path):
     """ndcg_cut takes the grade itself as its gain and has no gain pairs: with a grade above
     255 it would need a table up to the grade, so it is refused (ndcg with pairs is not)."""
-    qrels, runs = _collection(tmp_path, 256, "plain")
-    for name in ["ndcg_cut.10", "nDCG@10", "all_trec"]:
-        one_error_line(rpp("eval", "-m", name, qrels, *runs),
-                       r"measure 'ndcg_cut(\.10)?' takes each grade as its gain and the qrels "
-                       r"have grades above 255 \(up to 256\): use ndcg with level=gain pairs, or "
-                       r"smaller grades")
-    assert rpp("eval", "-m", "ndcg.256=3", qrels, *runs).code == 0
-    small, runs = _collection(tmp_path / "small", 255, "plain")
-    assert rpp("eval", "-m", "ndcg_cut.10", small, *runs).code == 0
+    pattern = (r"measure 'ndcg_cut(\.10)?' takes each grade as its gain and the qrels have "
+               r"grades above 255 \(up to 256\): use ndcg with level=gain pairs, or smaller "
+               r"grades")
+    _refused_above_the_compact_levels(
+        tmp_path, 256, [(name, pattern) for name in ["ndcg_cut.10", "nDCG@10", "all_trec"]],
+        "ndcg.256=3", "ndcg_cut.10")
 
 
 def test_fractional_gains_are_refused_above_the_compact_levels(tmp_path):
@@ -123,17 +132,14 @@ def test_fractional_gains_are_refused_above_the_compact_levels(tmp_path):
     gain 2 compare equal, and their order in its sort depends on every level up to the
     largest grade, which the compaction leaves out; trec_eval 9.0.8 printed ndcg 1.0005 where
     the compacted levels gave 0.9999. Whole gains sort the same either way."""
-    qrels, runs = _collection(tmp_path, 1000, "plain")
-    for name, gain in [("ndcg.1=1.5,2=0.9", "1.5"), ("G.3=0x1.8p0", "0x1.8p0"),
-                       ("ndcg_rel.3=1,257=-0.5", "-0.5")]:
-        one_error_line(rpp("eval", "-m", name, qrels, *runs),
-                       rf"measure '{re.escape(name)}': gain {re.escape(gain)} is not a whole number and the qrels "
-                       r"have grades above 255 \(up to 1000\); trec_eval's order of such gains "
-                       r"depends on every level up to the largest grade: use whole-number "
-                       r"gains, or smaller grades")
-    assert rpp("eval", "-m", "ndcg.1=2,2=5,1000=-3", qrels, *runs).code == 0
-    small, runs = _collection(tmp_path / "small", 255, "plain")
-    assert rpp("eval", "-m", "ndcg.1=1.5,2=0.9", small, *runs).code == 0
+    refused = [(name, rf"measure '{re.escape(name)}': gain {re.escape(gain)} is not a whole "
+                      r"number and the qrels have grades above 255 \(up to 1000\); trec_eval's "
+                      r"order of such gains depends on every level up to the largest grade: "
+                      r"use whole-number gains, or smaller grades")
+               for name, gain in [("ndcg.1=1.5,2=0.9", "1.5"), ("G.3=0x1.8p0", "0x1.8p0"),
+                                  ("ndcg_rel.3=1,257=-0.5", "-0.5")]]
+    _refused_above_the_compact_levels(tmp_path, 1000, refused, "ndcg.1=2,2=5,1000=-3",
+                                      "ndcg.1=1.5,2=0.9")
 
 
 @pytest.mark.parametrize("written,part", [("0.99999999999999999", "0"),

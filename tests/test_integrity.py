@@ -256,22 +256,28 @@ def test_qrels_from_a_pipe_with_subtopics_is_read_once(tmp_path):
     assert out == plain.stdout
 
 
-def test_a_bug_is_never_a_success_nor_a_failed_check(monkeypatch, capsys):
-    """An unexpected exception exits 70 (EX_SOFTWARE) with its traceback, not 0 or 1."""
+def _main_with_eval_raising(monkeypatch, capsys, error) -> tuple[list[int], str]:
+    """rpp's main() with ``rpp eval`` replaced by a function that calls ``error()``: the exit
+    codes passed to os._exit, and stderr."""
     from rpp_cli import cli as cli_module
     from rpp_cli.commands import eval as eval_module
 
-    def broken(*args, **kwargs):
-        raise ZeroDivisionError("a bug")
-
-    monkeypatch.setattr(eval_module, "run_eval", broken)
+    monkeypatch.setattr(eval_module, "run_eval", lambda *args, **kwargs: error())
     monkeypatch.setattr(sys, "argv", ["rpp", "eval", str(PAPER / "qrels"), str(PAPER / "run.X")])
-    exits = []
+    exits: list[int] = []
     monkeypatch.setattr(os, "_exit", lambda code: exits.append(code) or (_ for _ in ()).throw(
         SystemExit(code)))
     with pytest.raises(SystemExit):
         cli_module.main()
-    err = capsys.readouterr().err
+    return exits, capsys.readouterr().err
+
+
+def test_a_bug_is_never_a_success_nor_a_failed_check(monkeypatch, capsys):
+    """An unexpected exception exits 70 (EX_SOFTWARE) with its traceback, not 0 or 1."""
+    def broken():
+        raise ZeroDivisionError("a bug")
+
+    exits, err = _main_with_eval_raising(monkeypatch, capsys, broken)
     assert exits == [70] and "ZeroDivisionError: a bug" in err
     assert err.rstrip().endswith("rpp: internal error: this is a bug; please report it with the "
                                  "lines above and the output of rpp --version")
@@ -282,20 +288,8 @@ def test_running_out_of_memory_is_one_line_and_status_2(monkeypatch, capsys):
     one line, status 2, no traceback (it was the internal error's traceback and 70)."""
     import numpy as np
 
-    from rpp_cli import cli as cli_module
-    from rpp_cli.commands import eval as eval_module
-
-    def too_big(*args, **kwargs):
-        return np.empty(1 << 62, dtype=np.uint8)  # numpy's _ArrayMemoryError
-
-    monkeypatch.setattr(eval_module, "run_eval", too_big)
-    monkeypatch.setattr(sys, "argv", ["rpp", "eval", str(PAPER / "qrels"), str(PAPER / "run.X")])
-    exits = []
-    monkeypatch.setattr(os, "_exit", lambda code: exits.append(code) or (_ for _ in ()).throw(
-        SystemExit(code)))
-    with pytest.raises(SystemExit):
-        cli_module.main()
-    err = capsys.readouterr().err
+    exits, err = _main_with_eval_raising(
+        monkeypatch, capsys, lambda: np.empty(1 << 62, dtype=np.uint8))  # _ArrayMemoryError
     assert exits == [2] and "Traceback" not in err
     assert err.startswith("rpp: out of memory: the input needs more than this process may use")
     assert len(err.splitlines()) == 1
