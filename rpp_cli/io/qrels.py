@@ -100,15 +100,14 @@ def _read_otherwise_by_atol(table: Table, grades: np.ndarray) -> list[str]:
     """A note when a grade is written with an exponent or in hexadecimal and trec_eval's atol,
     which stops at the first byte that is not a digit, reads another integer than the one
     rpp's trec_eval measures use (``1e3``: 1000 here, 1 to trec_eval; ``0x2``: 2 and 0)."""
-    col = table.column(3).compact()
-    byte = np.frombuffer(col.data, dtype=np.uint8)
-    if not len(byte):
+    long = np.flatnonzero(table.column(3).lens >= 3)  # 1e3, 0x2: no shorter text has either
+    if not len(long):
         return []
+    col = table.column(3).take(long).compact()
+    byte = np.frombuffer(col.data, dtype=np.uint8)
     marked = np.isin(byte, np.frombuffer(b"eExX", dtype=np.uint8)).astype(np.int64)
-    nonempty = col.lens > 0
-    counts = np.zeros(len(col), dtype=np.int64)
-    counts[nonempty] = np.add.reduceat(marked, col.starts[nonempty])
-    rows = np.flatnonzero(counts > 0)
+    rows = long[np.add.reduceat(marked, col.starts) > 0]
+    col = table.column(3)
     atol: dict[bytes, int] = {}
     differ = []
     for row in rows.tolist():  # grades written so: rare, and one look per distinct text
