@@ -17,8 +17,13 @@ def tie_exact_sum(values: np.ndarray, axis: int, ordered: bool = False) -> np.nd
     tie is a tie (contract §4), and 1, -2/3 and -1/3, or 0.1, 0.2 and -0.3, are no preference
     of 1e-17. ``ordered``: summed in ascending order, the same bits whatever order the values
     come in (over runs, which the user orders; queries keep the qrels' order)."""
-    total = (np.sort(values, axis=axis) if ordered else values).sum(axis=axis)
-    bound = 2 * values.shape[axis] * _UNIT_ROUNDOFF * np.abs(values).sum(axis=axis)
+    # each sum over one contiguous row: the same bits for the same values in every command
+    # (eval's (Q, R, R) and compare's (Q, pairs) summed down their columns differed)
+    rows = np.moveaxis(values, axis, -1)
+    rows = np.sort(rows, axis=-1) if ordered else np.ascontiguousarray(rows)  # copies: the
+    # caller's values stay as they are
+    total = rows.sum(axis=-1)
+    bound = 2 * rows.shape[-1] * _UNIT_ROUNDOFF * np.abs(rows).sum(axis=-1)
     return np.where(np.abs(total) <= bound, 0.0, total)
 
 

@@ -90,13 +90,14 @@ def parse_max_drops(specs: tuple[str, ...]) -> list[tuple[str, float]]:
 def run_check(qrels_path: str, baseline: str, candidates: list[str],
               measure_names: list[str] | None, options: Options, test: str, alpha: float,
               max_drops: list[tuple[str, float]], permutations: int = 10000,
-              seed: int = DEFAULT_SEED, notes: list[str] | None = None
+              seed: int = DEFAULT_SEED, notes: list[str] | None = None, precision: int = 4
               ) -> tuple[Results, list[Verdict]]:
     """Evaluate baseline and candidates; test each candidate against the baseline.
 
     Rows (qid ``all``, run = candidate, other = baseline): ``M`` (mean RPP(candidate,
     baseline)) or ``M_diff`` (mean metric difference) and ``M_p`` for each tested measure,
     and ``M_drop`` (baseline minus candidate, in the worse direction) for each --max-drop.
+    ``precision``: the decimals of the verdicts' numbers (--precision, as every format).
     """
     notes = notes if notes is not None else []
     if not 0 < alpha < 1:
@@ -153,7 +154,8 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
             better = is_pref or _higher_is_better(wanted, name)
             worse = (effect < 0 if better else effect > 0) and p < alpha
             verdicts.append(Verdict(cand, name, not worse,
-                                    f"effect {effect:+.4f}, p {p:.4f} ({test}, alpha {alpha:g})"
+                                    f"effect {effect:+.{precision}f}, p {p:.{precision}f} "
+                                    f"({test}, alpha {alpha:g})"
                                     + (": significantly worse" if worse else ""),
                                     (name if is_pref else f"{name}_diff", f"{name}_p")))
         for (name, delta), (m,) in zip(max_drops, drop_measures):
@@ -166,7 +168,8 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
             allowed = delta + TIE_TOLERANCE * max(abs(base), abs(mine), delta)
             results.add(f"{out}_drop", -1, [c], [drop], [0])
             verdicts.append(Verdict(cand, out, drop <= allowed,
-                                    f"drop {drop:+.4f} (allowed {delta:g})", (f"{out}_drop",)))
+                                    f"drop {drop:+.{precision}f} (allowed {delta:g})",
+                                    (f"{out}_drop",)))
     return results, verdicts
 
 

@@ -53,8 +53,10 @@ class SubtopicIndex:
 
 
 def subtopic_key(subtopic: str) -> tuple:
-    """Subtopic order: numeric ids by value (ndeval's order), then other ids by bytes."""
-    if subtopic.isdigit():
+    """Subtopic order: numeric ids (ASCII digits, as ndeval reads them) by value (ndeval's
+    order), then other ids by bytes (``²``, ``١`` among them: str.isdigit takes them and
+    int() refuses the first)."""
+    if subtopic.isascii() and subtopic.isdigit():
         return (0, int(subtopic), subtopic)
     return (1, 0, subtopic.encode("utf-8", "surrogateescape"))
 

@@ -321,3 +321,24 @@ def test_a_drop_equal_to_the_delta_passes(tmp_path, kept, delta, verdict):
               "--max-drop", f"P.10={delta}")
     drop = (8 - kept) / 10
     assert f"{verdict}\tcand\tP_10\tdrop {drop:+.4f} (allowed {delta})" in res.err.splitlines()
+
+
+def test_verdicts_follow_precision_and_effects_are_evals_means():
+    """--precision sets the verdicts' decimals too (the markdown table and the stderr lines
+    kept 4); a gate's effect is the mean rpp eval prints for the pair, to the last bit (compare
+    and check summed the queries in another order than eval: ...272 against ...270)."""
+    res = rpp("check", "--precision", "17", "-m", "rpp", "-m", "map", QRELS, "--baseline", BEST,
+              WORST)
+    (rpp_gate, map_gate) = verdicts(res.err)
+    effect = rpp_gate[3].split(",")[0].removeprefix("effect ")
+    assert len(effect.split(".")[1]) == 17
+    evaluated = parse_lines(rpp("eval", "--precision", "17", "-m", "rpp", QRELS, WORST,
+                                BEST).out)
+    assert float(effect) == evaluated[("rpp", "all", WORST.name, BEST.name)]
+    compared = parse_lines(rpp("compare", "--precision", "17", "-m", "rpp", QRELS, WORST,
+                               BEST).out)
+    assert compared[("rpp", "all", WORST.name, BEST.name)] == float(effect)
+    md = rpp("check", "--precision", "0", "--format", "markdown", "-m", "map", QRELS,
+             "--baseline", BEST, WORST)
+    assert md.out.splitlines()[-1] == ("| bm25 | map | **FAIL** | effect -0, p 0 (randomization, "
+                                       "alpha 0\\.05)\\: significantly worse |")

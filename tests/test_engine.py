@@ -282,9 +282,10 @@ def test_query_shards_cover_every_query_once(monkeypatch):
     assert len(bounds) - 1 <= 8
     monkeypatch.setenv("RPP_SHARD_QUERIES", "3")
     assert query_shards(weights, 1).tolist() == [0, 3, 6, 9, 10]
-    monkeypatch.setenv("RPP_SHARD_QUERIES", "0")
-    with pytest.raises(InputError, match="RPP_SHARD_QUERIES='0'"):
-        query_shards(weights, 1)
+    for bad in ["0", "\u00b2", "\u0661"]:  # ² and ١ are str.isdigit, and int() refuses ²
+        monkeypatch.setenv("RPP_SHARD_QUERIES", bad)
+        with pytest.raises(InputError, match=f"RPP_SHARD_QUERIES={bad!r}"):
+            query_shards(weights, 1)
 
 
 def test_query_shards_without_a_size_cap(monkeypatch):

@@ -259,3 +259,23 @@ def test_query_without_main_relevant_item_but_subtopic_relevant_ones(tmp_path):
     got = parse_lines(res.out)
     assert got[("map", "all", "A")] == 0.5 and ("st-rpp", "2", "A", "B") not in got
     assert got[("st-rpp", "1", "A", "B")] == 0
+
+
+@pytest.mark.parametrize("sub", ["\u00b2", "\u2462", "\u0661"])
+def test_a_subtopic_id_of_other_digits_is_a_token(tmp_path, sub):
+    """Subtopic ids are any token (contract §1): ² and ③ pass str.isdigit but not int(),
+    which made every subtopic command a traceback; ١ is no number to ndeval either. They
+    sort after the numeric ids, by bytes."""
+    qrels = write_qrels(tmp_path / "q", [("106_1", "clueweb12-0000wb-00-00001", 1),
+                                         ("106_1", "MARCO_D2", 2)])
+    subs = tmp_path / "s"
+    subs.write_text(f"106_1 {sub} clueweb12-0000wb-00-00001 1\n106_1 2 MARCO_D2 1\n")
+    a = write_run(tmp_path / "a", {"106_1": ["clueweb12-0000wb-00-00001", "MARCO_D2"]}, "a")
+    b = write_run(tmp_path / "b", {"106_1": ["MARCO_D2", "clueweb12-0000wb-00-00001"]}, "b")
+    res = rpp("levels", "--subtopics", subs, qrels, a, b)
+    assert res.code == 0, res.err
+    labels = [line.split("\t")[4] for line in res.out.splitlines()
+              if line.split("\t")[1] == "106_1"]
+    assert labels[:2] == ["2", sub]  # numeric first, then the token
+    res = rpp("eval", "-m", "st-rpp", "-m", "alpha-nDCG@20", "--subtopics", subs, qrels, a, b)
+    assert res.code == 0 and "Traceback" not in res.err

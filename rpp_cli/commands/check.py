@@ -56,7 +56,8 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
     notes: list[str] = []
     results, verdicts = run_check(qrels, baseline, list(candidates), list(measures) or None,
                                   options, test, alpha,
-                                  parse_max_drops(max_drops), permutations, seed, notes)
+                                  parse_max_drops(max_drops), permutations, seed, notes,
+                                  precision)
     print_notes(notes)
     summary = markdown_summary(verdicts, results.runs[0])  # run 0 is the baseline
     if fmt == "markdown":  # the verdicts, for a pull request; the evidence is in the other formats

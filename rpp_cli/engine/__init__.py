@@ -352,7 +352,7 @@ def forced_shard_size() -> int | None:
     text = os.environ.get(SHARD_ENV)
     if not text:
         return None
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # not ² nor ١
         raise InputError(f"{SHARD_ENV}={text!r}: expected a positive number of queries")
     return int(text)
 
