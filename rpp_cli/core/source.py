@@ -28,31 +28,43 @@ def _chunks(handle):
 
 
 def _gunzip(first: bytes, rest, path: str):
-    """Decompressed chunks of a gzip stream (several members allowed, as gzip(1) does)."""
-    inflate = zlib.decompressobj(31)
-    open_member = False  # a member has begun and not yet ended
+    """Decompressed chunks of a gzip stream as gzip(1) reads it: members one after another,
+    then nothing, or zero bytes (padding). What follows a member is judged by its bytes,
+    wherever the reads cut it: a member may end one byte before a read's end (the next
+    magic then straddles two reads), and padding may span several."""
+    inflate = None  # the member being inflated; None between members
+    padding = False  # past the last member: only zero bytes may follow
+    held = b""  # what follows a member, too short yet to tell a member from garbage
+    members = 0
     for chunk in _chain([first], rest):
-        while True:
-            open_member = open_member or bool(chunk)
+        data, held = held + chunk if held else chunk, b""
+        pending = False  # output may wait in the inflater with no input left
+        while data or pending:
+            if inflate is None:
+                if padding or (members and data[0] == 0):
+                    if data.strip(b"\0"):
+                        raise InputError("corrupt gzip data (garbage after the end)", path=path)
+                    padding = True
+                    break
+                if len(data) < len(GZIP_MAGIC):
+                    held = data
+                    break
+                if data[:2] != GZIP_MAGIC:
+                    raise InputError("corrupt gzip data (garbage after the end)", path=path)
+                inflate, members = zlib.decompressobj(31), members + 1
             try:
-                out = inflate.decompress(chunk, CHUNK)
+                out = inflate.decompress(data, CHUNK)
             except zlib.error as err:
                 raise InputError(f"corrupt gzip data ({err})", path=path) from None
-            yield out
-            chunk = inflate.unconsumed_tail
-            if inflate.eof:
-                # everything past the member's end; the tail may still hold the same bytes
-                # (when the output limit was reached just before the end), so not tail + it
-                chunk = inflate.unused_data
-                inflate = zlib.decompressobj(31)
-                open_member = False
-                if not chunk.strip(b"\0"):
-                    break  # the end, or zero padding after the last member
-                if chunk[:2] != GZIP_MAGIC:
-                    raise InputError("corrupt gzip data (garbage after the end)", path=path)
-            elif not chunk and len(out) < CHUNK:
-                break  # all input consumed, no output pending
-    if open_member:
+            if out:
+                yield out
+            if inflate.eof:  # what follows the member's end (not the tail too: see zlib)
+                data, inflate, pending = inflate.unused_data, None, False
+            else:
+                data, pending = inflate.unconsumed_tail, len(out) == CHUNK
+    if held and held != GZIP_MAGIC[:1]:
+        raise InputError("corrupt gzip data (garbage after the end)", path=path)
+    if inflate is not None or held:
         raise InputError("corrupt gzip data (truncated)", path=path)
 
 
@@ -102,6 +114,11 @@ def _limited(handle, path: str, limit: int) -> Iterator[bytes]:
     try:
         chunks = _chunks(handle)
         first = next(chunks, b"")
+        while 0 < len(first) < len(GZIP_MAGIC):  # the magic, whatever the reads return
+            more = next(chunks, b"")
+            if not more:
+                break
+            first += more
         source = _gunzip(first, chunks, path) if first[:2] == GZIP_MAGIC \
             else _chain([first], chunks)
         for chunk in source:

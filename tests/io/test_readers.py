@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rpp_cli.errors import InputError
 from rpp_cli.io.runs import file_name, name_runs, read_run
 
 from ..conftest import DEMO, parse_lines, rpp, write_qrels, write_run
@@ -381,6 +382,41 @@ def test_gzip_members_are_read_once_each(tmp_path, first_lines):
     path = tmp_path / "two.gz"
     path.write_bytes(gzip.compress(first) + gzip.compress(second))
     assert b"".join(source_chunks(str(path), 1 << 40)) == first + second
+
+
+def _gzip_reads(data: bytes, chunk: int, monkeypatch, tmp_path) -> bytes | str:
+    """What source_chunks makes of ``data`` read ``chunk`` bytes at a time: the text, or the
+    InputError's message."""
+    from rpp_cli.core import source
+
+    monkeypatch.setattr(source, "CHUNK", chunk)
+    path = tmp_path / "x.gz"
+    path.write_bytes(data)
+    try:
+        return b"".join(source.source_chunks(str(path), 1 << 40))
+    except InputError as err:
+        return err.message
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 7, 64, 1 << 20])
+def test_gzip_members_and_padding_wherever_the_reads_cut_them(tmp_path, monkeypatch, chunk):
+    """Members one after another, then zero padding, read the same at every read size: a
+    member that ended one byte before a read's end left the next member's magic cut in two
+    ("garbage after the end"), and padding that crossed a read was taken for a member
+    ("incorrect header check"). Garbage after the end, or a member cut short, is an error at
+    every read size."""
+    texts = [b"106_1 Q0 clueweb12-0000wb-00-0000%d 1 1.5 x\n" % i * (i + 1) for i in range(4)]
+    members = [gzip.compress(t, mtime=0) for t in texts]
+    whole = b"".join(texts)
+    for k in range(len(members[0]) + 2):  # the first member padded at k places, each boundary
+        padded = members[0] + members[1] + b"\0" * k
+        assert _gzip_reads(padded, chunk, monkeypatch, tmp_path) == texts[0] + texts[1]
+    assert _gzip_reads(b"".join(members), chunk, monkeypatch, tmp_path) == whole
+    assert _gzip_reads(b"".join(members) + b"\0" * 9, chunk, monkeypatch, tmp_path) == whole
+    for tail, message in [(b"\0\0x", "garbage after the end"), (b"x", "garbage after the end"),
+                          (b"\x1f", "truncated"), (members[2][:-3], "truncated")]:
+        got = _gzip_reads(b"".join(members) + tail, chunk, monkeypatch, tmp_path)
+        assert got == f"corrupt gzip data ({message})", (tail, got)
 
 
 @pytest.mark.parametrize("seed", [1, 7, 23])
