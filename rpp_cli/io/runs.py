@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -124,30 +125,35 @@ def _file_row(stretch_starts: np.ndarray, first_rows: np.ndarray | None, row: in
 class LineNumbers:
     """The 1-based line of every row of a file, as the rows where ``line - row`` changes
     (blank and comment lines): one entry for a file without them. Rows are added as the
-    file is read; a row's line is known once it is."""
+    file is read; a row's line is known once it is. A join thread may ask for a line (a
+    repeated docno's message) while the reader adds rows: a lock keeps the two apart (a view
+    of the buffers stops them growing: the reader's append raised BufferError)."""
 
     def __init__(self) -> None:
         self._rows, self._skipped = Growing(np.int64), Growing(np.int64)
         self._last = -1  # skipped lines before the last row added
+        self._lock = threading.Lock()
 
     def add(self, table: Table, row0: int) -> None:
         """Note the lines of ``table``'s rows, the file's rows row0, row0 + 1, ..."""
         if table.lines_in == len(table):  # no blank or comment line: one gap, no line counted
             if table.line0 - row0 != self._last:
-                self._rows.append(np.array([row0]))
-                self._skipped.append(np.array([table.line0 - row0]))
+                with self._lock:
+                    self._rows.append(np.array([row0]))
+                    self._skipped.append(np.array([table.line0 - row0]))
                 self._last = table.line0 - row0
             return
         gap = table.lines(np.arange(len(table))) - np.arange(len(table)) - 1 - row0
         change = np.flatnonzero(np.diff(gap, prepend=self._last))
-        self._rows.append(change + row0)
-        self._skipped.append(gap[change])
+        with self._lock:
+            self._rows.append(change + row0)
+            self._skipped.append(gap[change])
         self._last = int(gap[-1])
 
     def line(self, row: int) -> int:
-        rows = self._rows.array()  # a view, let go before any row is added
-        k = int(np.searchsorted(rows, row, side="right")) - 1
-        return row + 1 + int(self._skipped.array()[k])
+        with self._lock:  # the views are let go before the lock is
+            k = int(np.searchsorted(self._rows.array(), row, side="right")) - 1
+            return row + 1 + int(self._skipped.array()[k])
 
 
 # Rows of whole queries a RunStream gathers before it hands them on: each batch is joined

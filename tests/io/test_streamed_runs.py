@@ -233,3 +233,39 @@ def test_every_row_knows_its_line_at_every_window(tmp_path, monkeypatch, seed):
         monkeypatch.setattr(table, "WINDOW_BYTES", int(window))
         run = read_run(str(path), keep_rank=True)
         assert [run.line(i) for i in range(len(run))] == want
+
+
+def test_a_line_asked_for_while_rows_are_added(tmp_path):
+    """A join thread asks for a repeated docno's line while the reader still adds rows: the
+    view the lookup took stopped the buffers growing, and the reader's append raised
+    BufferError (a traceback, 7 times in 100 at -j 8 with small windows and batches)."""
+    import threading
+
+    from rpp_cli.core.table import split
+    from rpp_cli.io.runs import RUN_FORMAT, LineNumbers
+
+    path = tmp_path / "r"
+    path.write_text("# a comment\n106_1 Q0 clueweb12-0000wb-00-00001 1 2.5 r\n\n")
+    one = split(str(path), (0, 2, 4), (5, 6), RUN_FORMAT)
+    numbers = LineNumbers()
+    numbers.add(one, 0)
+    failed: list[BaseException] = []
+    stop = threading.Event()
+
+    def ask() -> None:
+        try:
+            while not stop.is_set():
+                assert numbers.line(0) == 2
+        except BaseException as err:  # noqa: BLE001 - the test looks at it
+            failed.append(err)
+
+    asker = threading.Thread(target=ask)
+    asker.start()
+    try:
+        for row in range(1, 20_000):  # each window's table adds an entry (its line moves)
+            numbers.add(one, 2 * row)
+    finally:
+        stop.set()
+        asker.join()
+    assert not failed
+    assert numbers.line(0) == 2 and numbers.line(2 * 19_999) == 2
