@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import parse_lines, rpp
+from .conftest import parse_lines, rpp, write_qrels, write_run
 from .io.test_readers import one_error_line
 from .realistic import generate, write_collection
 
@@ -282,3 +282,27 @@ def test_a_grade_trec_eval_reads_otherwise_is_noted(tmp_path):
             "that is not a digit); so do 1 more grade\n") in res.err
     qrels.write_text("106_1 0 clueweb12-0000wb-00-00001 2.9e0\n106_1 0 MARCO_D1 1\n")
     assert "atol" not in rpp("eval", "-m", "map", qrels, run).err
+
+
+@pytest.mark.parametrize("measure,words", [
+    ("ndcg_cut.10", "takes each grade as its gain and the qrels have grades above 255 (up to "
+                    "1000)"),
+    ("ndcg.1=1.5", "gain 1.5 is not a whole number and the qrels have grades above 255 (up to "
+                   "1000)")])
+def test_a_refusal_names_the_qrels_largest_grade_in_every_shard_layout(tmp_path, monkeypatch,
+                                                                        measure, words):
+    """Grades 300 (query 106_1) and 1000 (2031): one query a shard, the first shard's refusal
+    said 'up to 300' (-j 2 and Dask too), where the qrels go up to 1000."""
+    qrels = write_qrels(tmp_path / "q", [("106_1", "clueweb12-0000wb-00-00001", 300),
+                                         ("106_1", "MARCO_D2", 0),
+                                         ("2031", "clueweb12-0000wb-00-00003", 1000)])
+    run = write_run(tmp_path / "r", {"106_1": ["clueweb12-0000wb-00-00001", "MARCO_D2"],
+                                     "2031": ["clueweb12-0000wb-00-00003"]}, "r")
+    errors = set()
+    for shard in ["", "1"]:
+        monkeypatch.setenv("RPP_SHARD_QUERIES", shard)
+        res = rpp("eval", "-m", measure, qrels, run)
+        assert res.code == 2
+        errors.add(res.err)
+    (error,) = errors
+    assert words in error

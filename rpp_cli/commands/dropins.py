@@ -47,7 +47,8 @@ def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: 
                    max_docs: int | None, traditional: bool, _ignored: bool) -> None:
     """ndeval (TREC Web track, v4.5) for one RUN: the same CSV of ERR-IA, alpha-nDCG,
     NRBP, MAP-IA, P-IA and strec per topic and amean. QRELS is subtopic qrels
-    (topic subtopic docno grade). Where ndeval prints -nan, rpp prints 0 (note on stderr)."""
+    (topic subtopic docno grade). Where ndeval prints -nan for a topic, rpp prints 0 (note on
+    stderr), and the amean counts that 0."""
     notes: list[str] = []
     try:
         results = run_ndeval(qrels, run, NdevalOptions(alpha, beta, traditional, max_docs,

@@ -696,6 +696,13 @@ def compute(ctx, measures) -> None:
     levels = [pytrec_level(coll.level if m.options.get("level") is None else m.options["level"])
               for m in measures]
     passes, where = plan_passes([(m.trec, level) for m, level in zip(measures, levels)])
+    # what the grades refuse (ndcg_cut above 255...), named by the qrels' largest grade, before
+    # any shard, which would name its own
+    known = coll.judged.grade[~np.isnan(coll.judged.grade)]
+    whole = Compaction.of(np.maximum(np.trunc(known), -1).astype(np.int64))
+    for p in passes:
+        for req in p.requests:
+            whole.request(req)
     computed = evaluate_passes(coll.judged, coll.runs, passes)
     for m, p in zip(measures, where):
         for n, shown in zip(m.trec.output_names(), m.outputs):
