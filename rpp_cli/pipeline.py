@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from contextlib import closing
 
 from dataclasses import dataclass, field
 
@@ -11,7 +12,7 @@ from .aggregate import add_metric, add_preference
 from .collection import Collection, counted, encode
 from .errors import InputError, number
 from .io.qrels import read_qrels, read_subtopic_qrels
-from .core import split
+from .core.table import split_stream
 from .measures import (DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, across_runs,
                        resolve)
 from .results import Results
@@ -71,11 +72,18 @@ def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, li
     if subtopics is not None:
         if first == "-":
             first = None
-        elif split(first, (), (4, 5, 6), "qrels or run", again=True).nfields[0] != 4:
+        elif _first_line_fields(first) != 4:
             first, rest = None, paths
     if not rest:
         raise InputError("missing RUN... arguments")
     return first, rest
+
+
+def _first_line_fields(path: str) -> int:
+    """The field count of the first data line of ``path``, from its first window: a run of
+    gigabytes is not read whole (and kept) to tell it from qrels."""
+    with closing(split_stream(path, (), (4, 5, 6), "qrels or run")) as tables:
+        return next(int(t.nfields[0]) for t in tables if len(t))
 
 
 def load(qrels_path: str | None, run_paths: list[str], options: Options,
@@ -85,7 +93,8 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
     docnos across runs (the corpus size, interleaving); without it, they are not coded in
     the shared dictionary and the corpus size is left out (see :func:`encode`)."""
     if options.level is not None and not 0 < options.level < math.inf:  # NaN too
-        raise InputError(f"relevance level must be a finite number > 0 (got {number(options.level)})")
+        raise InputError("relevance level must be a finite number > 0 (got "
+                         f"{number(options.level)})")
     if options.corpus_size is not None and options.corpus_size < 1:
         raise InputError(f"--corpus-size must be positive (got {options.corpus_size})")
     if [qrels_path, options.subtopics, *run_paths].count("-") > 1:

@@ -120,6 +120,26 @@ def test_qrels_omitted_or_dash_uses_the_largest_subtopic_grade(tmp_path):
     assert parse_lines(one_run.out)[("map", "all", "A")] == pytest.approx((1 / 2 + 2 / 3) / 2)
 
 
+def test_qrels_told_from_a_run_by_its_first_window(tmp_path, monkeypatch):
+    """With QRELS omitted, the first file is told from a run by its first data line, read from
+    its first window (a run of gigabytes was read whole, and kept, to tell): past comment lines
+    that fill windows, with a bad line far after the first window unread until the run is."""
+    import rpp_cli.core.table as table
+
+    monkeypatch.setattr(table, "WINDOW_BYTES", 64)
+    s = write_subtopics(tmp_path / "sub", [("q1", 1, "a", 1), ("q1", 2, "c", 1)])
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 1), ("q1", "c", 1)])
+    a, b = tmp_path / "A", tmp_path / "B"
+    a.write_text("# a comment line that fills a 64-byte window on its own, and more\n" * 3
+                 + "q1 Q0 c 1 2 A\nq1 Q0 a 2 1 A\n")
+    b.write_text("q1 Q0 a 1 2 B\nq1 Q0 c 2 1 B\n")
+    omitted = rpp("eval", "-q", "--subtopics", s, a, b)
+    assert omitted.code == 0 and omitted.out == rpp("eval", "-q", "--subtopics", s, q, a, b).out
+    a.write_text(a.read_text() + "q1 Q0 x 3\n")  # a bad line: the run's own reading names it
+    one_error_line(rpp("eval", "--subtopics", s, a, b),
+                   r".*/A:6: expected 5 or 6 fields \(run: .*\), found 4")
+
+
 def test_defaults_with_subtopics():
     res = rpp("eval", "--subtopics", DEMO / "qrels.subtopics", DEMO / "qrels",
               DEMO / "runs" / "bm25", DEMO / "runs" / "dpr")
