@@ -135,9 +135,10 @@ def test_qrels_told_from_a_run_by_its_first_window(tmp_path, monkeypatch):
     b.write_text("q1 Q0 a 1 2 B\nq1 Q0 c 2 1 B\n")
     omitted = rpp("eval", "-q", "--subtopics", s, a, b)
     assert omitted.code == 0 and omitted.out == rpp("eval", "-q", "--subtopics", s, q, a, b).out
-    a.write_text(a.read_text() + "q1 Q0 x 3 0.5 A extra\n")  # named by the run's reading
+    more = "".join(f"q1 Q0 z{i} {i + 3} 0.{9 - i} A\n" for i in range(8))  # windows on
+    a.write_text(a.read_text() + more + "q1 Q0 x 3 0.05 A extra\n")  # named by the run's reading
     one_error_line(rpp("eval", "--subtopics", s, a, b),
-                   r".*/A:6: expected 5 or 6 fields \(run: .*\), found 7")
+                   r".*/A:14: expected 5 or 6 fields \(run: .*\), found 7")
 
 
 def test_defaults_with_subtopics():
