@@ -122,18 +122,33 @@ class Populations:
 
 
 def graded_populations(coll: Collection) -> Populations:
-    """One population per distinct relevant grade λ of a query: items with grade >= λ."""
+    """One population per distinct relevant grade λ of a query: items with grade >= λ.
+
+    Each is the tail of the query's items in ascending grade order, gathered straight from
+    that order, so memory follows the levels: checking every item of a query against every
+    grade made items x grades candidates (49M for 7,000 distinct grades, half again the
+    levels). Members come in ascending grade order within a population; every reader sorts
+    their positions (or sums them)."""
     q, g = coll.item_query, coll.item_grade
     rel = coll.relevant
     seg_query, seg_lambda = distinct_pairs(q[rel], g[rel])  # (query, λ), sorted
     bounds = coll.item_bounds
-    # every item of a segment's query is a candidate; the ones with grade >= λ are members
-    width = bounds[seg_query + 1] - bounds[seg_query]
-    cand_seg = np.repeat(np.arange(len(seg_query)), width)
-    offset = np.arange(len(cand_seg)) - np.repeat(np.cumsum(width) - width, width)
-    candidate = bounds[seg_query][cand_seg] + offset
-    keep = g[candidate] >= seg_lambda[cand_seg]
-    member_item, member_seg = candidate[keep], cand_seg[keep]
+    grade = np.where(np.isnan(g), -np.inf, g)  # judged elsewhere only: never a member
+    ascending = np.lexsort((grade, q))  # each query's items (grouped by query) by grade
+    # how many of its query's items reach λ: those after the segment when segments (kind 0)
+    # and items (kind 1) are sorted together by (query, value, kind)
+    kinds = np.concatenate([np.zeros(len(seg_query), np.int8), np.ones(len(q), np.int8)])
+    merged = np.lexsort((kinds, np.concatenate([seg_lambda, grade]),
+                         np.concatenate([seg_query, q])))
+    items_before = np.cumsum(kinds[merged]) - kinds[merged]  # items ahead of each position
+    at = np.empty(len(merged), dtype=np.int64)
+    at[merged] = np.arange(len(merged))
+    segs = at[:len(seg_query)]  # each segment's place in the merged order
+    end = bounds[seg_query + 1]
+    size = end - items_before[segs]
+    member_seg = np.repeat(np.arange(len(seg_query)), size)
+    offset = np.arange(len(member_seg)) - np.repeat(np.cumsum(size) - size, size)
+    member_item = ascending[np.repeat(end - size, size) + offset]
     return Populations(member_item, member_seg, seg_query)
 
 
