@@ -208,6 +208,30 @@ def test_kernel_antisymmetry_and_chunking(n_queries, n_runs, seed):
     assert (np.abs(full) <= 1 + 1e-12).all()
 
 
+@given(st.lists(st.lists(st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0, 3.0, 1e9, float("nan")]),
+                         max_size=12), min_size=1, max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_graded_populations_are_the_items_at_or_above_each_grade(grades):
+    """Each query's segments are its distinct relevant grades λ in ascending order, and each
+    holds exactly the query's items of grade >= λ (a grade of NaN, judged elsewhere only,
+    never), as the literal definition makes them."""
+    from types import SimpleNamespace
+
+    from rpp_cli.collection import graded_populations
+
+    q = np.repeat(np.arange(len(grades)), [len(x) for x in grades]).astype(np.int64)
+    g = np.array([v for x in grades for v in x], dtype=np.float64)
+    coll = SimpleNamespace(item_query=q, item_grade=g, relevant=g > 0,
+                           item_bounds=np.concatenate(([0], np.cumsum([len(x) for x in grades]))))
+    pops = graded_populations(coll)
+    got = [(int(pops.seg_query[s]), sorted(pops.member_item[pops.member_seg == s].tolist()))
+           for s in range(len(pops.seg_query))]
+    want = [(k, [int(i) for i in np.flatnonzero((q == k) & (g >= lam))])
+            for k in range(len(grades)) for lam in sorted({v for v in grades[k] if v > 0})]
+    assert got == want
+    assert (np.diff(pops.member_seg) >= 0).all()
+
+
 @given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([0.5, 1.0, 2.0, 3.0, 1e9])),
                 max_size=60))
 @settings(max_examples=300, deadline=None)
