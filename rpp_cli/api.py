@@ -41,7 +41,8 @@ _PUT: ContextVar[list[str] | None] = ContextVar("rpp_api_inputs", default=None)
 # An in-memory input's name for the reader (see _put), and the command line's options that
 # errors advise, as the API's keywords.
 _PUT_NAME = re.compile(r"<(?P<what>[^<>]+) #[0-9]+>")
-_KEYWORDS = {"--names-from tag": "names_from='tag'", "--names-from": "names_from=", "--name": "names=", "--dedup": "dedup=True",
+_KEYWORDS = {"--names-from tag": "names_from='tag'", "--names-from": "names_from=",
+             "--name": "names=", "--dedup": "dedup=True",
              "--corpus-size": "corpus_size=", "--subtopics": "subtopics=",
              "--max-docs": "max_docs=", "--level": "level=", "--jobs": "jobs="}
 _OPTION = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, _KEYWORDS)) + r")(?![\w-])")

@@ -25,7 +25,8 @@ from ..options import (collection_arguments, input_options, output_options, prin
 @output_options
 @click.option("--orderings", is_flag=True,
               help="Also print system orderings: M_win_rank, M_borda(_rank), M_mc4(_rank) "
-                   "per preference measure, M_rank per metric (1 = best; tied runs share the mean of their positions).")
+                   "per preference measure, M_rank per metric (1 = best; tied runs share "
+                   "the mean of their positions).")
 @subtopics_option
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
               help="Also draw the aggregate preference matrix as a heatmap, runs ordered "

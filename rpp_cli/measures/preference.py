@@ -124,8 +124,8 @@ def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
     of a query weighs 1 / (its number of levels), so RPP = (Σ signs) / levels and a tie is
     exactly 0. Other columns are float sums whose magnitude under :func:`tie_bound` · Σ|w| is
     set to exactly 0 (float leftovers of cancelling signs), and exactly ±1 where one run is
-    above at every level (the weights' own sum may round to 1 ± 2.2e-16). Only pairs a < b are computed;
-    RPP(b, a) = -RPP(a, b) fills the rest exactly.
+    above at every level (the weights' own sum may round to 1 ± 2.2e-16). Only pairs a < b are
+    computed; RPP(b, a) = -RPP(a, b) fills the rest exactly.
     """
     n_runs = positions.shape[0]
     out = np.zeros((weights.shape[1], n_queries, n_runs, n_runs))
