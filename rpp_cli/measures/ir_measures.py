@@ -19,10 +19,10 @@ import re
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, number
 from ..io.qrels import GRADE_MAX
 from . import METRIC, Measure, family, register
-from .trec import pytrec_level
+from .trec import C_INT_MAX, pytrec_level
 
 # ir_measures name -> (trec_eval measure, its cutoff parameter is the @k)
 ALIASES = {
@@ -98,11 +98,17 @@ def translate(name: str) -> tuple[str, int | None]:
         if cut is None:
             raise InputError(f"measure '{name}': {m['name']} takes no cutoff in trec_eval")
         spec = f"{cut}.{m['cut']}"
-    if m["rel"] is not None and not 1 <= int(m["rel"]) <= GRADE_MAX:
-        raise InputError(f"measure '{name}': rel= takes a relevance level from 1 to {GRADE_MAX}")
+    _check_rel(name, m["rel"])
     if m["name"] == "NumRet" and m["rel"] is not None:
         spec = "num_rel_ret"  # ir_measures: the items retrieved with grade >= N
     return spec, None if m["rel"] is None else int(m["rel"])
+
+
+def _check_rel(name: str, rel: str | None) -> None:
+    """``rel=N`` is a relevance level from 1 to the largest grade (``RR(rel=0)@10`` was taken
+    as level 1, silently)."""
+    if rel is not None and not 1 <= int(rel) <= GRADE_MAX:
+        raise InputError(f"measure '{name}': rel= takes a relevance level from 1 to {GRADE_MAX}")
 
 
 def own_measure(name: str) -> Measure:
@@ -113,8 +119,10 @@ def own_measure(name: str) -> Measure:
         raise InputError(f"measure '{name}': {m['name']} takes no relevance level")
     if m["cut"] is None and needs_cut:
         raise InputError(f"measure '{name}' needs a cutoff, e.g. {m['name']}@20")
-    if m["cut"] is not None and not (m["cut"].isdigit() and int(m["cut"]) > 0):
-        raise InputError(f"measure '{name}': the cutoff must be a positive integer")
+    if m["cut"] is not None and not (m["cut"].isdigit() and 0 < int(m["cut"]) <= C_INT_MAX):
+        raise InputError(f"measure '{name}': the cutoff must be a whole number from 1 to "
+                         f"{C_INT_MAX}")
+    _check_rel(name, m["rel"])
     cutoff = None if m["cut"] is None else int(m["cut"])
     level = None if m["rel"] is None else int(m["rel"])
     parameters = {"RR": "RR@k, RR(rel=N)@k: grade >= N is relevant (default: -l, else 1)",
@@ -218,7 +226,7 @@ def gdeval_grades(coll) -> np.ndarray:
         j = int(np.argmax(over))
         raise InputError(f"ERR@k takes gdeval's grades 0-{GDEVAL_MAX_GRADE}; query "
                          f"{coll.judged.qids[coll.judged.query[j]]} has an item of grade "
-                         f"{coll.judged.grade[j]:g}")
+                         f"{number(coll.judged.grade[j])}")
     return np.maximum(grade, 0.0)
 
 

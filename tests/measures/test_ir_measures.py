@@ -85,8 +85,15 @@ def test_numret_with_a_level_counts_relevant_items_retrieved():
     ("ERR", "measure 'ERR' needs a cutoff, e.g. ERR@20"),
     ("ERR(rel=2)@20", "measure 'ERR(rel=2)@20': ERR takes no relevance level"),
     ("Judged(rel=2)@10", "measure 'Judged(rel=2)@10': Judged takes no relevance level"),
-    ("RR@0", "measure 'RR@0': the cutoff must be a positive integer"),
-    ("Judged@2.5", "measure 'Judged@2.5': the cutoff must be a positive integer"),
+    ("RR@0", "measure 'RR@0': the cutoff must be a whole number from 1 to 2147483647"),
+    ("Judged@2.5", "measure 'Judged@2.5': the cutoff must be a whole number from 1 to "
+                   "2147483647"),
+    ("RR@2147483648", "measure 'RR@2147483648': the cutoff must be a whole number from 1 to "
+                      "2147483647"),
+    ("RR(rel=0)@10", "measure 'RR(rel=0)@10': rel= takes a relevance level from 1 to "
+                     "2147483647"),
+    ("RR(rel=2147483648)@10", "measure 'RR(rel=2147483648)@10': rel= takes a relevance level "
+                              "from 1 to 2147483647"),
 ])
 def test_wrong_names_say_what_to_do(name, message):
     res = rpp("eval", "-m", name, DEMO / "qrels", *RUNS)
