@@ -139,7 +139,7 @@ def test_a_local_cluster_that_does_not_start_is_one_line():
     with pytest.raises(WorkerDied, match=r"^--dask local:2: the local cluster did not start "
                                          r"\(RuntimeError: Nanny failed to start\.\)$") as err:
         with contextlib.ExitStack() as stack:
-            _start_local((dask, fake), 2, stack)
+            _start_local((dask, fake), 2, stack, "--dask local:2")
     assert err.value.exit_code == EXIT_WORKER_DIED
     assert dask.config.get("distributed.worker.multiprocessing-method") == method
 
@@ -469,6 +469,22 @@ def test_dask_errors_are_one_line(tmp_path, address):
     assert res.code == 2 and res.out == ""
     assert res.err.strip().splitlines()[-1].startswith(f"rpp: --dask {address}: cannot "
                                                        "reach the scheduler")
+
+
+@pytest.mark.parametrize("address,said", [
+    ("local:0", "needs from 1 to 256 workers"), ("local:99999999", "needs from 1 to 256 workers"),
+    ("local:-1", "expected local or local:N, N workers from 1 to 256"),
+    ("local:\u0664", "expected local or local:N, N workers from 1 to 256")])
+def test_a_local_cluster_size_is_checked_before_any_fork(tmp_path, monkeypatch, address, said):
+    """local:99999999 forked workers until memory ran out (22 GB in 60 s, no output);
+    local:-1 was taken for a host and waited 20 s for it. From RPP_DASK the message names the
+    variable, not an option the user did not give."""
+    qrels, runs = write_collection(generate(3), tmp_path, "plain")
+    res = rpp("eval", "--dask", address, qrels, *runs)
+    assert (res.code, res.out, res.err) == (2, "", f"rpp: --dask {address}: {said}\n")
+    monkeypatch.setenv("RPP_DASK", address)
+    res = rpp("eval", qrels, *runs)
+    assert (res.code, res.err) == (2, f"rpp: RPP_DASK={address}: {said}\n")
 
 
 @pytest.fixture(scope="module")

@@ -417,7 +417,8 @@ def session(jobs: int, dask: str | None = None) -> Iterator[Engine]:
     else:
         from .dask import connect
 
-        context = connect(address)
+        context = connect(address, f"--dask {address}" if dask is not None
+                          else f"{DASK_ENV}={address}")
     with context as engine:
         _ENGINE.append(engine)
         try:

@@ -32,7 +32,9 @@ from . import WorkerDied
 
 INSTALL = "pip install 'rpp-cli[dask]'"
 CONNECT_TIMEOUT = "20s"
-_LOCAL = re.compile(r"local(?::(\d+))?")
+_LOCAL = re.compile(r"local(?::([0-9]+))?")
+_LOCAL_LIKE = re.compile(r"local(:.*)?")  # local:-1, local:four: not a host's address
+MAX_LOCAL_WORKERS = 256  # as -j: local:99999999 forked workers until memory ran out
 
 
 def _require() -> None:
@@ -104,7 +106,7 @@ def _call(payload: bytes):
     return fn(shard)
 
 
-def _start_local(modules: tuple[Any, Any], n: int, stack: ExitStack) -> Any:
+def _start_local(modules: tuple[Any, Any], n: int, stack: ExitStack, named: str) -> Any:
     """A client of a new LocalCluster of ``n`` worker processes, closed by ``stack``: forks of
     rpp where the platform forks (spawned interpreters elsewhere), started with SIGINT blocked
     so that they never take Ctrl-C, which is rpp's to handle (as ``-j``'s workers ignore it;
@@ -128,31 +130,37 @@ def _start_local(modules: tuple[Any, Any], n: int, stack: ExitStack) -> Any:
                 silence_logs=logging.CRITICAL))
             return stack.enter_context(distributed.Client(cluster, direct_to_workers=True))
     except Exception as err:  # noqa: BLE001 - whatever stopped it, one line
-        raise WorkerDied(f"--dask local:{n}: the local cluster did not start "
+        raise WorkerDied(f"{named}: the local cluster did not start "
                          f"({type(err).__name__}: {err})") from None
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C held back is raised now
 
 
 @contextmanager
-def connect(address: str) -> Iterator[DaskEngine]:
+def connect(address: str, named: str | None = None) -> Iterator[DaskEngine]:
     """A client of the scheduler at ``address``, or of a LocalCluster of processes that
-    ``local[:N]`` starts (N workers, default one per core) and closes at the end."""
+    ``local[:N]`` starts (N workers, default one per core) and closes at the end. ``named``:
+    how messages name the address (``--dask ADDRESS``, or ``RPP_DASK=ADDRESS``)."""
+    named = named or f"--dask {address}"
     _require()
     local = _LOCAL.fullmatch(address)
+    if local is None and _LOCAL_LIKE.fullmatch(address):
+        raise InputError(f"{named}: expected local or local:N, N workers from 1 to "
+                         f"{MAX_LOCAL_WORKERS}")
     if local:
         n = int(local.group(1) or os.cpu_count() or 1)
-        if n < 1:
-            raise InputError(f"--dask {address}: needs at least one worker")
+        if not 1 <= n <= MAX_LOCAL_WORKERS:
+            raise InputError(f"{named}: needs from 1 to {MAX_LOCAL_WORKERS} workers")
         with ExitStack() as stack:
-            yield DaskEngine(_start_local(_imported(), n, stack), n, on_this_machine=True)
+            yield DaskEngine(_start_local(_imported(), n, stack, named), n,
+                             on_this_machine=True)
         return
     _, distributed = _imported()
     try:
         client = distributed.Client(address, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError, ValueError, TypeError) as err:  # TypeError: tls:// with
         # no security configuration (distributed wants an ssl_context)
-        raise InputError(f"--dask {address}: cannot reach the scheduler ({err})") from None
+        raise InputError(f"{named}: cannot reach the scheduler ({err})") from None
     with client:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         yield DaskEngine(client, workers)
