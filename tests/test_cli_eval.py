@@ -110,6 +110,38 @@ def test_cutoffs_given_twice_are_merged(given):
     assert {line.split()[0] for line in res.out.splitlines()} == {"P_5", "P_10"}
 
 
+P_WITH_7 = "P.5,7,10,15,20,30,100,200,500,1000"
+
+
+@pytest.mark.parametrize("given,together", [
+    (["P", "P.7"], [P_WITH_7]), (["P.7", "P"], [P_WITH_7]),
+    (["official", "P.7"], ["num_q", "num_ret", "num_rel", "num_rel_ret", "map",
+                           "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall",
+                           P_WITH_7]),
+    (["iprec_at_recall", "iprec_at_recall.0.33"],
+     ["iprec_at_recall.0.0,0.1,0.2,0.3,0.33,0.4,0.5,0.6,0.7,0.8,0.9,1.0"])])
+def test_defaults_and_cutoffs_given_both_print_together(given, together):
+    """-m P -m P.7 printed P_7 alone (the defaults asked for by P were dropped without a
+    word); now the defaults and the cutoff print together, as the one list would."""
+    args = [DEMO / "qrels", *RUNS[:2]]
+    res = rpp("eval", *[x for m in given for x in ("-m", m)], *args)
+    want = rpp("eval", *[x for m in together for x in ("-m", m)], *args)
+    assert res.code == want.code == 0 and res.out == want.out != ""
+
+
+@pytest.mark.parametrize("given", [["ndcg", "ndcg.1=3"], ["ndcg.1=3", "ndcg"]])
+def test_a_measure_with_and_without_gains_is_refused(given):
+    """ndcg and ndcg.1=3 cannot share one pass: -m ndcg -m ndcg.1=3 printed ndcg_1=3 alone;
+    now it is one line and exit 2 (asked through a nickname, the gains win, as in trec_eval)."""
+    res = rpp("eval", "-m", given[0], "-m", given[1], DEMO / "qrels", RUNS[0])
+    assert (res.code, res.out) == (2, "")
+    assert res.err == ("rpp: measure 'ndcg' is given twice with different parameters ('ndcg' "
+                       "and 'ndcg.1=3'): give it once (trec_eval would keep one and drop the "
+                       "other)\n")
+    nick = rpp("eval", "-m", "all_trec", "-m", "ndcg.1=3", DEMO / "qrels", RUNS[0])
+    assert nick.code == 0 and "ndcg_1=3 " in nick.out
+
+
 def test_printed_form_of_a_float_cutoff_is_accepted():
     args = [DEMO / "qrels", RUNS[0]]
     assert rpp("eval", "-m", "iprec_at_recall_0.20", *args).out == \

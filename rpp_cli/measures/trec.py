@@ -118,6 +118,7 @@ def parse(names: list[str], *, allow_underscore: bool = True, check: bool = True
     """
     chosen: dict[str, str | None] = {}
     order: list[str] = []
+    plain: dict[str, bool] = {}  # measures asked without parameters -> named by themselves
     for raw in names:
         name = raw
         if allow_underscore and raw.partition(".")[0] not in ORDER and raw not in NICKNAMES:
@@ -136,14 +137,34 @@ def parse(names: list[str], *, allow_underscore: bool = True, check: bool = True
                 order.append(member)
                 chosen[member] = None
             if base == member and dot and chosen[member] is None:
-                chosen[member] = params
+                chosen[member] = params if first_wins or member not in plain else \
+                    _with_defaults(member, params, plain[member], raw)
             elif base == member and dot and chosen[member] != params and not first_wins:
                 chosen[member] = _merged(base, chosen[member], params, raw)
+            elif not dot and chosen[member] is not None and not first_wins:
+                chosen[member] = _with_defaults(member, chosen[member], base == member, raw)
+            if not dot:
+                plain[member] = plain.get(member, False) or base == member
     requests = [TrecRequest(b, chosen[b]) for b in order]
     if check:
         for req in requests:
             validate(req)
     return requests
+
+
+def _with_defaults(base: str, params: str, by_name: bool, raw: str) -> str:
+    """``base`` asked both with its default parameters and with ``params`` (``-m P -m P.7``,
+    ``-m official -m P.7``): cutoffs print together (5, ..., 1000 and 7); other parameters,
+    asked for by the measure's own name both ways, are an InputError (``-m ndcg -m ndcg.1=3``:
+    one pass cannot give both), and given a nickname's defaults they win, as in trec_eval."""
+    defaults = LONG_CUTOFFS.get(base) or FLOAT_CUTOFFS.get(base)
+    if defaults is not None:
+        return _merged(base, ",".join(map(str, defaults)), params, raw)
+    if by_name:
+        raise InputError(f"measure '{base}' is given twice with different parameters ('{base}' "
+                         f"and '{base}.{params}'): give it once (trec_eval would keep one and "
+                         "drop the other)")
+    return params
 
 
 def _merged(base: str, first: str, more: str, raw: str) -> str:
