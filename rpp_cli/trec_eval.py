@@ -68,15 +68,17 @@ class Ranked:
     docs: Dictionary  # the codes' (query, docno)
 
 
-def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions) -> TrecEvalOutput:
-    """trec_eval's flow and error order: measure names, files, parameters, evaluation."""
+def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions,
+                  notes: list[str] | None = None) -> TrecEvalOutput:
+    """trec_eval's flow and error order: measure names, files, parameters, evaluation;
+    ``notes``: where rpp reads the files otherwise than trec_eval (a grade written 1e3)."""
     requests = parse_measures(opts.measures)
     if opts.level < 1:
         raise InputError(f"-l {opts.level}: relevance levels below 1 are not supported "
                          "(pytrec_eval needs a positive level)", exit_code=EXIT_USAGE)
     if qrels_path == run_path == "-":
         raise InputError("standard input can be read only once", path="-")
-    judgments = read_judgments(qrels_path)
+    judgments = read_judgments(qrels_path, notes)
     retrieved = read_retrieved(run_path)
     for req in requests:
         trec.validate(req)

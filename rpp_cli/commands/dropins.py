@@ -93,5 +93,7 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
     7 no query with both results and judgments."""
     opts = trec_eval_flow.TrecEvalOptions(measures, per_query, not no_summary, complete, level,
                                           max_retrieved, judged_only, num_docs)
-    output = trec_eval_flow.run_trec_eval(qrels, run, opts)
+    notes: list[str] = []
+    output = trec_eval_flow.run_trec_eval(qrels, run, opts, notes)
+    print_notes(notes)
     trec_eval_report.write(output, sys.stdout.buffer)

@@ -49,11 +49,12 @@ def _lines(table: Table) -> tuple[list[str], np.ndarray]:
     return [to_text(q) for q in qids.strings()], code
 
 
-def read_judgments(path: str) -> Judgments:
+def read_judgments(path: str, notes: list[str] | None = None) -> Judgments:
     """A qrels file (plain, gzip or ``-``); grades truncate towards zero (1.7 -> 1). A grade
-    out of range stops it with trec_eval's status for a grade it cannot calculate with."""
+    out of range stops it with trec_eval's status for a grade it cannot calculate with; one
+    trec_eval's atol reads otherwise (``1e3``) gets a note in ``notes``."""
     table = split(path, (0, 2, 3), (4,), QRELS_FORMAT)
-    grade = np.trunc(read_grades(table, EXIT_CANNOT_CALCULATE)).astype(np.int64)
+    grade = np.trunc(read_grades(table, EXIT_CANNOT_CALCULATE, notes)).astype(np.int64)
     return Judgments(table, *_lines(table), table.column(2), grade)
 
 
