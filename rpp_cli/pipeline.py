@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from contextlib import closing
 
 from dataclasses import dataclass, field
@@ -63,15 +64,22 @@ class Options:
     names_from: str = "file"  # --names-from: runs not named by --name are named by file or tag
 
 
-def split_paths(paths: list[str], subtopics: str | None) -> tuple[str | None, list[str]]:
+def split_paths(paths: list[str], subtopics: str | None, notes: list[str] | None = None
+                ) -> tuple[str | None, list[str]]:
     """QRELS and RUN... from the arguments. With subtopic qrels QRELS may be ``-`` or
-    omitted: the first argument is QRELS when its first line has 4 fields (a run has 5-6)."""
+    omitted: the first argument is QRELS when its first line has 4 fields (a run has 5-6).
+    ``-`` there is no QRELS, and standard input is not read: a note says so when it is not a
+    terminal (``rpp eval --subtopics s - run < qrels`` read no qrels)."""
     if not paths:
         raise InputError("missing QRELS and RUN... arguments")
     first, rest = paths[0], paths[1:]
     if subtopics is not None:
         if first == "-":
             first = None
+            if notes is not None and sys.stdin is not None and not sys.stdin.isatty():
+                notes.append("'-' as QRELS with --subtopics means no QRELS (each item's grade "
+                             "is its largest over the subtopic qrels): standard input is not "
+                             "read; give the qrels file by name to use it")
         elif _first_line_fields(first) != 4:
             first, rest = None, paths
     if not rest:
@@ -103,7 +111,9 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
     twins = subtopics.numeric_twins() if subtopics else []
     if twins:
         qid, a, b = twins[0]
-        notes.append(f"{options.subtopics}: {len(twins)} pairs of subtopic ids are one number "
+        are = "is" if len(twins) == 1 else "are"
+        notes.append(f"{options.subtopics}: {counted(len(twins), 'pair', 'pairs')} of subtopic "
+                     f"ids {are} one number "
                      f"(query {qid}: '{a}' and '{b}'): distinct subtopics here, one to ndeval "
                      "(rpp ndeval merges them)")
     qrels = read_qrels(qrels_path, notes) if qrels_path is not None else subtopics.overall

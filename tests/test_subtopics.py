@@ -300,3 +300,17 @@ def test_a_subtopic_id_of_other_digits_is_a_token(tmp_path, sub):
     assert labels[:2] == ["2", sub]  # numeric first, then the token
     res = rpp("eval", "-m", "st-rpp", "-m", "alpha-nDCG@20", "--subtopics", subs, qrels, a, b)
     assert res.code == 0 and "Traceback" not in res.err
+
+
+def test_dash_as_qrels_with_subtopics_says_stdin_is_not_read(tmp_path):
+    """With --subtopics, '-' as QRELS is no QRELS (contract); qrels piped there were ignored
+    without a word (map 0.3333 against the file's 0.2500): a note says so."""
+    s = write_subtopics(tmp_path / "sub", [("106_1", 1, "a", 1), ("106_1", 2, "c", 1)])
+    q = write_qrels(tmp_path / "qrels", [("106_1", "a", 1), ("106_1", "c", 0)])
+    a = write_run(tmp_path / "A", {"106_1": ["c", "a"]}, "A")
+    res = rpp("eval", "-m", "map", "--subtopics", s, "-", a, stdin=q.read_text())
+    assert res.code == 0
+    assert ("rpp: note: '-' as QRELS with --subtopics means no QRELS (each item's grade is its "
+            "largest over the subtopic qrels): standard input is not read; give the qrels file "
+            "by name to use it\n") in res.err
+    assert "standard input" not in rpp("eval", "-m", "map", "--subtopics", s, q, a).err

@@ -49,7 +49,7 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
         raise InputError(f"--alpha must be in (0, 1) (got {alpha:g})")
     check_view(view, fmt)
     notes: list[str] = []
-    qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
+    qrels_path, run_paths = split_paths([qrels, *runs], subtopics, notes)
     results, ctx, tested = compare_runs(qrels_path, run_paths, list(measures) or None,
                                         replace(options, subtopics=subtopics), test, correction,
                                         permutations, seed, notes)

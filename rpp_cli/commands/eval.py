@@ -59,7 +59,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
     if plot_path:
         plot.check(plot_path)
     notes: list[str] = []
-    qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
+    qrels_path, run_paths = split_paths([qrels, *runs], subtopics, notes)
     ctx = run_eval(qrels_path, run_paths, list(measures) or None,
                    replace(options, subtopics=subtopics), per_query, notes)
     if orderings:

@@ -50,7 +50,7 @@ def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bo
     if plot_path:
         plot.check(plot_path)
     notes: list[str] = []
-    qrels_path, run_paths = split_paths(list(paths), subtopics)
+    qrels_path, run_paths = split_paths(list(paths), subtopics, notes)
     levels = levels_flow.compute_levels(qrels_path, run_paths,
                                         replace(options, subtopics=subtopics), notes, query)
     print_notes(notes)

@@ -81,7 +81,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
     opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,
                        permutations, samples, query_counts, judged_fractions or (),
                        judged_samples, top_fraction, ordering, seed, judged_policy)
-    qrels_path, run_paths = split_paths([qrels, *runs], subtopics)
+    qrels_path, run_paths = split_paths([qrels, *runs], subtopics, notes)
     meta = plan_meta(qrels_path, run_paths, list(measures) or None,
                      replace(options, subtopics=subtopics), opts, notes)
     print_notes(notes)
