@@ -28,7 +28,7 @@ from .engine import session
 from .errors import InputError
 from .pipeline import Options, run_eval
 from .io.runs import NAME_SOURCES
-from .metaeval import MetaOptions, plan_meta
+from .metaeval import MetaOptions, plan_meta, require_analyses
 from .parallel import default_jobs
 from .results import Results
 from .stats import DEFAULT_SEED, run_compare
@@ -310,10 +310,12 @@ def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
          notes: list[str] | None = None) -> Results:
     """``rpp meta``: discriminative power, agreement, robustness and predictive power of the
     measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
+    options = options or MetaOptions()
+    require_analyses(options)
     with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
                names_from) as (paths, inputs):
         return plan_meta(_qrels_source(qrels), paths, _measure_names(measures), inputs,
-                         options or MetaOptions(), notes if notes is not None else []).run()
+                         options, notes if notes is not None else []).run()
 
 
 __all__ = ["evaluate", "compare", "meta", "Results", "MetaOptions", "InputError"]

@@ -72,10 +72,11 @@ class MetaOptions:
 
     def __post_init__(self) -> None:
         """Analyses given as one string (``"power"``, ``"power,ties"``) as the command line
-        takes them, not as its letters."""
-        if isinstance(self.analyses, str):
-            object.__setattr__(self, "analyses", tuple(
-                a.strip() for a in self.analyses.split(",") if a.strip()))
+        takes them, not as its letters; each once (``power,power`` printed every line twice)."""
+        analyses = self.analyses
+        if isinstance(analyses, str):
+            analyses = tuple(a.strip() for a in analyses.split(",") if a.strip())
+        object.__setattr__(self, "analyses", tuple(dict.fromkeys(analyses)))
 
 
 @dataclass
@@ -434,11 +435,21 @@ def pearson_r(x: np.ndarray, y: np.ndarray) -> float:
     return float(dx @ dy) / norm if norm > 0 else float("nan")
 
 
+def require_analyses(opts: MetaOptions) -> None:
+    """At least one analysis, for whoever asks for results (``--analysis ''`` printed nothing
+    and exited 0, which a script takes for a result)."""
+    if not opts.analyses:
+        raise InputError(f"no analysis given (choose from {','.join(ANALYSES)})")
+
+
 def check(opts: MetaOptions, n_runs: int) -> None:
     """Reject option values no analysis can use, before anything is read."""
     for name in opts.analyses:
         if name not in ANALYSES:
             raise InputError(f"unknown analysis '{name}' (choose from {','.join(ANALYSES)})")
+    if opts.query_counts is not None and min(opts.query_counts, default=1) < 1:
+        raise InputError(f"--query-counts: {min(opts.query_counts)} is not a number of queries "
+                         "(1 or more)")
     if n_runs < 2:
         raise InputError("meta needs at least two runs")
     checked_seed(opts.seed)

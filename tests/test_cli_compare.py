@@ -186,8 +186,13 @@ def test_meta_human_view():
 @pytest.mark.parametrize("args, message", [
     (("--analysis", "power,bogus"),
      "unknown analysis 'bogus' (choose from power,ties,agreement,robustness,predictive)"),
-    (("--query-counts", "0"), "--query-counts: 0 is not between 1 and 25 (the number of "
-                              "evaluated queries)"),
+    (("--query-counts", "0"), "--query-counts: 0 is not a number of queries (1 or more)"),
+    (("--query-counts", "3,99"), "--query-counts: 99 is not between 1 and 25 (the number of "
+                                 "evaluated queries)"),
+    (("--analysis", ""), "no analysis given (choose from power,ties,agreement,robustness,"
+                         "predictive)"),
+    (("--analysis", ",,"), "no analysis given (choose from power,ties,agreement,robustness,"
+                           "predictive)"),
     (("--query-counts", "3,x"), "--query-counts: '3,x' is not a comma-separated list of int "
                                 "values"),
     (("--top-fraction", "0"), "--top-fraction must be in (0, 1] (got 0)"),

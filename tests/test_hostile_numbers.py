@@ -279,7 +279,7 @@ def test_a_grade_trec_eval_reads_otherwise_is_noted(tmp_path):
     assert res.code == 0
     assert (f"rpp: note: {qrels}:3: grade '1e3' is the number it writes, 1000 to trec_eval's "
             "measures here, where trec_eval itself reads 1 (its atol stops at the first byte "
-            "that is not a digit); so do 1 more grade\n") in res.err
+            "that is not a digit); so does 1 more grade\n") in res.err
     dropin = rpp("trec-eval", "-m", "map", qrels, run)  # where trec_eval's numbers are expected
     assert dropin.code == 0 and f"rpp: note: {qrels}:3: grade '1e3'" in dropin.err
     qrels.write_text("106_1 0 clueweb12-0000wb-00-00001 2.9e0\n106_1 0 MARCO_D1 1\n")

@@ -291,3 +291,9 @@ def test_judged_fractions_each_have_a_name_of_their_own():
              if line.startswith("robust_judged")]
     assert names == ["robust_judged_0.125", "robust_judged_0.12", "robust_judged_0.999",
                      "robust_judged_0.50"]
+
+
+def test_an_analysis_named_twice_runs_once():
+    """--analysis ties,ties printed every line twice."""
+    assert MetaOptions(analyses="ties,ties,power").analyses == ("ties", "power")
+    assert MetaOptions(analyses=("power", "power")).analyses == ("power",)

@@ -8,7 +8,7 @@ import click
 
 from ..aggregate import ORDERINGS
 from ..pipeline import Options, split_paths
-from ..metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta
+from ..metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta, require_analyses
 from ..report import plot
 from ..report import table as table_report
 from ..report import write as write_report
@@ -81,6 +81,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
     opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,
                        permutations, samples, query_counts, judged_fractions or (),
                        judged_samples, top_fraction, ordering, seed, judged_policy)
+    require_analyses(opts)
     qrels_path, run_paths = split_paths([qrels, *runs], subtopics, notes)
     meta = plan_meta(qrels_path, run_paths, list(measures) or None,
                      replace(options, subtopics=subtopics), opts, notes)

@@ -121,8 +121,8 @@ def _read_otherwise_by_atol(table: Table, grades: np.ndarray) -> list[str]:
         return []
     first = differ[0]
     others = len(differ) - 1
-    plural = "s" if others > 1 else ""
-    more = f"; so do {others} more grade{plural}" if others else ""
+    more = "" if not others else "; so does 1 more grade" if others == 1 else \
+        f"; so do {others} more grades"
     return [f"{table.path}:{table.line(first)}: grade '{col.text(first)}' is the number it "
             f"writes, {math.trunc(grades[first])} to trec_eval's measures here, where trec_eval "
             f"itself reads {atol[col.bytes(first)]} (its atol stops at the first byte that is "
