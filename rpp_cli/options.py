@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from typing import Callable
 
 import click
@@ -15,6 +16,33 @@ from .report import FORMATS
 from .stats import DEFAULT_SEED, MAX_DRAWS, MAX_SEED
 from .io.runs import NAME_SOURCES
 from .parallel import default_jobs
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity|nan)",
+                      re.IGNORECASE)
+
+
+class Digits(click.IntRange):
+    """An IntRange written in ASCII digits: Python's int() also takes ``1_0`` and ``١``,
+    which trec_eval's atol (and a reader of the command line) take otherwise."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not _INTEGER.fullmatch(value.strip()):
+            self.fail(f"{value!r} is not a whole number in ASCII digits", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class Decimal(click.FloatRange):
+    """A FloatRange written as C's strtod reads a decimal (ASCII digits, no ``_``)."""
+
+    name = "float"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not _DECIMAL.fullmatch(value.strip()):
+            self.fail(f"{value!r} is not a number in ASCII digits", param, ctx)
+        return super().convert(value, param, ctx)
 
 FILE = click.Path(readable=False)
 """An input file: completes as a file name in the shell; the readers open it (and say what is
@@ -71,7 +99,7 @@ def input_options(fn):
                                               max_docs=max_docs, names_from=names_from),
                       **kwargs)
 
-    command = click.option("-M", "--max-docs", "max_docs", type=click.IntRange(1, 1 << 40),
+    command = click.option("-M", "--max-docs", "max_docs", type=Digits(1, 1 << 40),
                            metavar="K",
                            help="Keep each run's top K documents per query, as trec_eval -M "
                                 "and pref_eval --topk (default: all).")(command)
@@ -85,7 +113,7 @@ def input_options(fn):
     command = click.option("--dedup", is_flag=True,
                            help="Keep the best-scored copy of a docno repeated within a query "
                                 "(default: it is an error, as in trec_eval).")(command)
-    command = click.option("--corpus-size", type=click.IntRange(1, MAX_CORPUS_SIZE), metavar="N",
+    command = click.option("--corpus-size", type=Digits(1, MAX_CORPUS_SIZE), metavar="N",
                            help="Corpus size n for unretrieved items (default: distinct items "
                                 "in the runs' rankings and relevant items of the query, paper "
                                 "§5.5).")(command)
@@ -95,12 +123,12 @@ def input_options(fn):
                                 "of N processes (needs pip install 'rpp-cli[dask]'; see "
                                 "docs/scaling.md). Default: $RPP_DASK, else this machine "
                                 "(-j).")(command)
-    command = click.option("-j", "--jobs", type=click.IntRange(1, 256), default=default_jobs(),
+    command = click.option("-j", "--jobs", type=Digits(1, 256), default=default_jobs(),
                            show_default=True, metavar="N",
                            help="Threads that read and join runs, and worker processes "
                                 "that evaluate shards of queries (default: the cores, at "
                                 "most 4).")(command)
-    command = click.option("-l", "--level", type=float, metavar="L",
+    command = click.option("-l", "--level", type=Decimal(), metavar="L",
                            help="Relevance level: grade >= L is relevant (default: grade > "
                                 "0).")(command)
     return command
@@ -121,7 +149,7 @@ MAX_CORPUS_SIZE = 1 << 40  # positions are int64 sums of at most 2^40 per item: 
 def output_options(fn):
     """``--format`` and ``--precision``, for every command that prints a Results table; the
     command then ends with ``write_report(results, fmt, sys.stdout, precision)``."""
-    fn = click.option("--precision", type=click.IntRange(0, 17), default=4, metavar="N",
+    fn = click.option("--precision", type=Digits(0, 17), default=4, metavar="N",
                       help="Decimals printed, the same in every format.")(fn)
     fn = click.option("--format", "fmt", type=click.Choice(FORMATS), default="trec",
                       help="trec: tab-separated lines, value last; jsonl: one JSON "
@@ -147,7 +175,7 @@ def number_list(kind: type) -> Callable:
 def seed_option(what: str) -> Callable:
     """``--seed``: a whole number from 0 to 2^63 - 1 (numpy's generators take no negative
     seed), checked by click before any work."""
-    return click.option("--seed", type=click.IntRange(0, MAX_SEED), default=DEFAULT_SEED,
+    return click.option("--seed", type=Digits(0, MAX_SEED), default=DEFAULT_SEED,
                         show_default=True, metavar="N", help=what)
 
 
@@ -162,7 +190,7 @@ def permutation_options(what: str) -> Callable:
     """``--permutations`` (default 10000) and ``--seed`` of a randomized test."""
     def add(fn):
         fn = seed_option("Seed of the random draws (results are deterministic).")(fn)
-        return click.option("--permutations", type=click.IntRange(1, MAX_DRAWS), default=10000,
+        return click.option("--permutations", type=Digits(1, MAX_DRAWS), default=10000,
                             show_default=True, help=what)(fn)
     return add
 

@@ -47,7 +47,7 @@ def test_absurd_numbers_are_usage_errors(args):
     (["eval"], "rpp: eval: Missing argument '[QRELS]' (usage: rpp eval [OPTIONS] [QRELS] "
                "RUN...)", 2),
     (["eval", "-l", "abc", "q", "r"], "rpp: eval: Invalid value for '-l' / '--level': 'abc' is "
-                                      "not a valid float (see 'rpp eval --help')", 2),
+                                      "not a number in ASCII digits (see 'rpp eval --help')", 2),
     (["eval", "q", "r", "-m"], "rpp: eval: Option '-m' requires an argument (see 'rpp eval "
                                "--help')", 2),
     (["check", "q", "r"], "rpp: check: Missing option '--baseline' (usage: rpp check [OPTIONS] "
@@ -140,3 +140,19 @@ def test_a_level_is_named_as_given(tmp_path):
                    r".*/q: no query has a relevant item at level 1\.0000001")
     one_error_line(rpp("eval", "-m", "rpp", "-l", "2", q, a, b),
                    r".*/q: no query has a relevant item at level 2")
+
+
+@pytest.mark.parametrize("args,code", [
+    (["trec-eval", "-M", "1_0", "-m", "num_ret"], 1), (["trec-eval", "-M", "\u0665"], 1),
+    (["trec-eval", "-N", "\u0665", "-m", "utility.1,-1,0,1"], 1), (["trec-eval", "-l", "\u0661"], 1),
+    (["eval", "--precision", "\u0664"], 2), (["eval", "-l", "1_0"], 2),
+    (["eval", "--corpus-size", "1_000"], 2)])
+def test_numbers_in_options_are_ascii(args, code):
+    """Python's int() and float() take 1_0 and Arabic-Indic digits; trec_eval's atol reads -M 1_0
+    as 1 and -M ٥ as 0, and rpp trec-eval printed 80 where trec_eval prints 8: every numeric
+    option now takes ASCII digits only, one line and the usage status otherwise."""
+    files = [PAPER / "qrels", PAPER / "run.X"] if args[0] == "trec-eval" else \
+        [PAPER / "qrels", PAPER / "run.X", PAPER / "run.Y"]
+    res = rpp(*args, *files)
+    assert (res.code, res.out) == (code, "") and len(res.err.splitlines()) == 1
+    assert "in ASCII digits" in res.err

@@ -11,7 +11,8 @@ from ..report.files import append_whole, check_writable
 from ..report import write as write_report
 from ..check import GATE_TESTS, machine_verdicts, markdown_summary, parse_max_drops, run_check
 from ..errors import EXIT_CHECK_FAILED
-from ..options import (FILE, input_options, output_options, permutation_options, print_notes,
+from ..options import (FILE, Decimal, input_options, output_options, permutation_options,
+                       print_notes,
                        quiet_option)
 
 
@@ -27,7 +28,7 @@ SUMMARY_FILE = "$GITHUB_STEP_SUMMARY"
               help="Measure to test; repeatable. Default: rpp.")
 @click.option("--test", type=click.Choice(GATE_TESTS), default="randomization",
               show_default=True, help="Paired randomization (sign flips) or paired t-test.")
-@click.option("--alpha", type=float, default=0.05, show_default=True,
+@click.option("--alpha", type=Decimal(), default=0.05, show_default=True,
               help="A candidate fails when significantly worse at this level.")
 @click.option("--max-drop", "max_drops", multiple=True, metavar="MEASURE=DELTA",
               help="Also fail when the metric's mean drops by more than DELTA "

@@ -12,7 +12,8 @@ from ..report import table as table_report
 from ..report import write as write_report
 from ..stats import CORRECTIONS, TESTS, compare_runs, query_counts
 from ..report import paper as paper_report
-from ..options import (check_view, collection_arguments, input_options, output_options,
+from ..options import (Decimal, check_view, collection_arguments, input_options,
+                       output_options,
                        permutation_options, print_notes, quiet_option, subtopics_option,
                        view_option)
 
@@ -21,7 +22,7 @@ from ..options import (check_view, collection_arguments, input_options, output_o
 @collection_arguments("Measure to test; repeatable (default: as rpp eval).")
 @click.option("--test", type=click.Choice(TESTS), default="randomization", show_default=True,
               help="Paired t-test, paired randomization (sign flips) or randomized Tukey HSD.")
-@click.option("--alpha", type=float, default=0.05, show_default=True,
+@click.option("--alpha", type=Decimal(), default=0.05, show_default=True,
               help="Significance level: the '*' of --view human, the letters and the caption of "
                    "--view paper.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="none",

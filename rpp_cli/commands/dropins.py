@@ -11,7 +11,7 @@ from ..ndeval import NDEVAL_EXIT_ERROR, NdevalOptions, run_ndeval
 from .. import trec_eval as trec_eval_flow
 from ..report import ndeval as ndeval_report
 from ..report import trec_eval as trec_eval_report
-from ..options import FILE, finite, print_notes, quiet_option
+from ..options import FILE, Decimal, Digits, finite, print_notes, quiet_option
 
 
 class _ExitOneCommand(click.Command):
@@ -29,15 +29,15 @@ class _ExitOneCommand(click.Command):
 @click.command("ndeval", cls=_ExitOneCommand)
 @click.argument("qrels", type=FILE, metavar="QRELS")
 @click.argument("run", type=FILE, metavar="RUN")
-@click.option("-alpha", "alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+@click.option("-alpha", "alpha", type=Decimal(0, 1), default=0.5, show_default=True,
               callback=finite,
               help="Redundancy: a subtopic's gain decays by (1 - alpha) with each repeat.")
-@click.option("-beta", "beta", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+@click.option("-beta", "beta", type=Decimal(0, 1), default=0.5, show_default=True,
               callback=finite,
               help="NRBP patience.")
 @click.option("-c", "all_topics", is_flag=True,
               help="amean divides by the number of topics in QRELS.")
-@click.option("-M", "max_docs", type=click.IntRange(1, (1 << 31) - 1), metavar="N",
+@click.option("-M", "max_docs", type=Digits(1, (1 << 31) - 1), metavar="N",
               help="Evaluate only the first N items of each topic. Default: all.")
 @click.option("-traditional", "traditional", is_flag=True,
               help="Order by score, then docno descending (default: by the rank column).")
@@ -71,7 +71,7 @@ def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: 
                    "(P.5,10); repeatable. Default: official.")
 @click.option("-c", "--complete_rel_info_wanted", "complete", is_flag=True,
               help="Average over every qrels query; queries without results count 0.")
-@click.option("-l", "--level_for_rel", "level", type=click.IntRange(-(1 << 31), (1 << 31) - 1),
+@click.option("-l", "--level_for_rel", "level", type=Digits(-(1 << 31), (1 << 31) - 1),
               default=1, show_default=True,
               metavar="N", help="A doc is relevant when its grade is >= N.")
 @click.option("-n", "--nosummary", "no_summary", is_flag=True,
@@ -79,10 +79,10 @@ def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: 
 @click.option("-J", "--Judged_docs_only", "judged_only", is_flag=True,
               help="Drop retrieved docs that are not judged before evaluating.")
 @click.option("-M", "--Max_retrieved_per_topic", "max_retrieved",
-              type=click.IntRange(0, (1 << 31) - 1),
+              type=Digits(0, (1 << 31) - 1),
               metavar="N", help="Evaluate only the top N docs of each query (by score; "
                    "default: all).")
-@click.option("-N", "--Number_docs_in_coll", "num_docs", type=click.IntRange(0, 1 << 53),
+@click.option("-N", "--Number_docs_in_coll", "num_docs", type=Digits(0, 1 << 53),
               default=0, metavar="N",
               help="Documents in the collection (only utility's 4th coefficient reads it).")
 def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str, ...],

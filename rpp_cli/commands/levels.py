@@ -9,7 +9,7 @@ import click
 from ..pipeline import Options, split_paths
 from ..report import plot
 from .. import levels as levels_flow
-from ..options import FILE, input_options, print_notes, quiet_option
+from ..options import FILE, Digits, input_options, print_notes, quiet_option
 
 
 @click.command("levels")
@@ -23,7 +23,7 @@ from ..options import FILE, input_options, print_notes, quiet_option
 @click.option("--format", "fmt", type=click.Choice(levels_flow.FORMATS), default="trec",
               help="trec: tab-separated lines, value last; jsonl: one JSON object a line; "
                    "csv: with a header row. (The run x run tables have nothing to show here.)")
-@click.option("--precision", type=click.IntRange(0, 17), default=4, metavar="N",
+@click.option("--precision", type=Digits(0, 17), default=4, metavar="N",
               help="Decimals of the shares (positions and signs are integers).")
 @click.option("--query", metavar="QID",
               help="Only this query's levels (an evaluated query, compared byte for byte). "

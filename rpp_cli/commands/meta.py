@@ -13,7 +13,8 @@ from ..report import plot
 from ..report import table as table_report
 from ..report import write as write_report
 from ..stats import MAX_DRAWS
-from ..options import (check_view, collection_arguments, input_options, number_list,
+from ..options import (Decimal, Digits, check_view, collection_arguments, input_options,
+                       number_list,
                        output_options, print_notes, quiet_option, seed_option, subtopics_option,
                        view_option)
 
@@ -22,12 +23,12 @@ from ..options import (check_view, collection_arguments, input_options, number_l
 @collection_arguments("Measure to study; repeatable (default: as rpp eval).")
 @click.option("--analysis", "analyses", default=",".join(ANALYSES), show_default=True,
               help="Comma-separated analyses to run.")
-@click.option("--alpha", type=float, default=0.05, show_default=True,
+@click.option("--alpha", type=Decimal(), default=0.05, show_default=True,
               help="Significance level of discriminative power.")
-@click.option("--permutations", type=click.IntRange(1, MAX_DRAWS), default=10_000,
+@click.option("--permutations", type=Digits(1, MAX_DRAWS), default=10_000,
               show_default=True,
               help="Label permutations of the randomized Tukey HSD.")
-@click.option("--samples", type=click.IntRange(1, MAX_DRAWS), default=1000, show_default=True,
+@click.option("--samples", type=Digits(1, MAX_DRAWS), default=1000, show_default=True,
               help="Random query subsets (robustness) and split halves (predictive).")
 @click.option("--query-counts", callback=number_list(int), metavar="K,K,...",
               help="Robustness grid of query-subset sizes (default: 10%, 25%, 50%, 75% "
@@ -36,14 +37,14 @@ from ..options import (check_view, collection_arguments, input_options, number_l
               help="Also robustness to keeping a fraction F of each query's relevant "
                    "judgments (re-evaluates every measure per sample: slow). Default: not "
                    "done.")
-@click.option("--judged-samples", type=click.IntRange(1, 1_000_000), default=10,
+@click.option("--judged-samples", type=Digits(1, 1_000_000), default=10,
               show_default=True,
               help="Draws per judged fraction.")
 @click.option("--judged-policy", type=click.Choice(JUDGED_POLICIES), default="random",
               show_default=True,
               help="Which relevant judgments a fraction keeps: a random sample, or those a "
                    "shallow pool of the runs reaches first (best rank over the runs).")
-@click.option("--top-fraction", type=float, default=0.75, show_default=True,
+@click.option("--top-fraction", type=Decimal(), default=0.75, show_default=True,
               help="Predictive power among the top fraction of runs by map (Webber et al.).")
 @click.option("--ordering", type=click.Choice([*ORDERINGS, "all"]), default="mc4",
               show_default=True,
