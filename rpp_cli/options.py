@@ -22,6 +22,16 @@ _DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(
                       re.IGNORECASE)
 
 
+def once(ctx: click.Context, param: click.Parameter, values: tuple):
+    """Callback of an option declared ``multiple=True`` that must be given at most once: its
+    one value (None when absent). Click keeps the last of an option given twice, and a gate
+    given ``--baseline a --baseline b`` checked against b without a word."""
+    if len(values) > 1:
+        raise click.BadParameter(f"given {len(values)} times ({', '.join(map(repr, values))}): "
+                                 "give it once", ctx, param)
+    return values[0] if values else None
+
+
 class Digits(click.IntRange):
     """An IntRange written in ASCII digits: Python's int() also takes ``1_0`` and ``١``,
     which trec_eval's atol (and a reader of the command line) take otherwise."""

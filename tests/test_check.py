@@ -342,3 +342,11 @@ def test_verdicts_follow_precision_and_effects_are_evals_means():
              "--baseline", BEST, WORST)
     assert md.out.splitlines()[-1] == ("| bm25 | map | **FAIL** | effect -0, p 0 (randomization, "
                                        "alpha 0\\.05)\\: significantly worse |")
+
+
+def test_a_baseline_given_twice_is_refused():
+    """--baseline a --baseline b kept b without a word (click keeps the last): a gate checked
+    against a run the user may not have meant."""
+    res = rpp("check", QRELS, "--baseline", WORST, "--baseline", BEST, WORST)
+    assert (res.code, res.out) == (2, "")
+    assert res.err.startswith("rpp: check: Invalid value for '--baseline': given 2 times (")

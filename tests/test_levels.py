@@ -369,3 +369,14 @@ def test_large_integer_grades_label_as_integers(tmp_path):
     labels = [line.split("\t")[4] for line in res.out.splitlines()
               if line.startswith("levels_tied")]
     assert labels == [">=1000000", ">=1234567", ">=2147483647", labels[-1]]
+
+
+def test_a_query_given_twice_is_refused():
+    """--query 201 --query 202 printed 202's levels alone (click keeps the last)."""
+    from .conftest import DEMO, rpp
+
+    runs = [DEMO / "runs" / "bm25", DEMO / "runs" / "dpr"]
+    res = rpp("levels", DEMO / "qrels", *runs, "--query", "201", "--query", "202")
+    assert (res.code, res.out) == (2, "")
+    assert res.err == ("rpp: levels: Invalid value for '--query': given 2 times ('201', '202'): "
+                       "give it once (see 'rpp levels --help')\n")

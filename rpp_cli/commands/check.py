@@ -11,7 +11,7 @@ from ..report.files import append_whole, check_writable
 from ..report import write as write_report
 from ..check import GATE_TESTS, machine_verdicts, markdown_summary, parse_max_drops, run_check
 from ..errors import EXIT_CHECK_FAILED
-from ..options import (FILE, Decimal, input_options, output_options, permutation_options,
+from ..options import (FILE, Decimal, input_options, once, output_options, permutation_options,
                        print_notes,
                        quiet_option)
 
@@ -22,7 +22,8 @@ SUMMARY_FILE = "$GITHUB_STEP_SUMMARY"
 @click.command("check")
 @click.argument("qrels", type=FILE, metavar="QRELS")
 @click.argument("candidates", nargs=-1, required=True, type=FILE, metavar="CANDIDATE...")
-@click.option("--baseline", required=True, type=FILE, metavar="RUN",
+@click.option("--baseline", required=True, type=FILE, metavar="RUN", multiple=True,
+              callback=once,
               help="The run every candidate is checked against (required: no default).")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to test; repeatable. Default: rpp.")

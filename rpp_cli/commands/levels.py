@@ -9,7 +9,7 @@ import click
 from ..pipeline import Options, split_paths
 from ..report import plot
 from .. import levels as levels_flow
-from ..options import FILE, Digits, input_options, print_notes, quiet_option
+from ..options import FILE, Digits, input_options, once, print_notes, quiet_option
 
 
 @click.command("levels")
@@ -25,7 +25,7 @@ from ..options import FILE, Digits, input_options, print_notes, quiet_option
                    "csv: with a header row. (The run x run tables have nothing to show here.)")
 @click.option("--precision", type=Digits(0, 17), default=4, metavar="N",
               help="Decimals of the shares (positions and signs are integers).")
-@click.option("--query", metavar="QID",
+@click.option("--query", metavar="QID", multiple=True, callback=once,
               help="Only this query's levels (an evaluated query, compared byte for byte). "
                    "Default: every evaluated query.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
