@@ -143,6 +143,7 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
         names = []
     results = Results(coll.qids, coll.run_names)
     verdicts: list[Verdict] = []
+    p_digits = max(precision, 4)  # a p of 0.28 is never 'p 0' (--precision 0) in a verdict
     for c in range(1, len(coll.run_names)):
         cand = coll.run_names[c]
         for name, is_pref in names:
@@ -154,7 +155,7 @@ def run_check(qrels_path: str, baseline: str, candidates: list[str],
             better = is_pref or _higher_is_better(wanted, name)
             worse = (effect < 0 if better else effect > 0) and p < alpha
             verdicts.append(Verdict(cand, name, not worse,
-                                    f"effect {effect:+.{precision}f}, p {p:.{precision}f} "
+                                    f"effect {effect:+.{precision}f}, p {p:.{p_digits}f} "
                                     f"({test}, alpha {alpha:g})"
                                     + (": significantly worse" if worse else ""),
                                     (name if is_pref else f"{name}_diff", f"{name}_p")))

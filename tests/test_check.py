@@ -340,8 +340,8 @@ def test_verdicts_follow_precision_and_effects_are_evals_means():
     assert compared[("rpp", "all", WORST.name, BEST.name)] == float(effect)
     md = rpp("check", "--precision", "0", "--format", "markdown", "-m", "map", QRELS,
              "--baseline", BEST, WORST)
-    assert md.out.splitlines()[-1] == ("| bm25 | map | **FAIL** | effect -0, p 0 (randomization, "
-                                       "alpha 0\\.05)\\: significantly worse |")
+    assert md.out.splitlines()[-1] == ("| bm25 | map | **FAIL** | effect -0, p 0\\.0001 "
+                                       "(randomization, alpha 0\\.05)\\: significantly worse |")
 
 
 def test_a_baseline_given_twice_is_refused():
