@@ -255,9 +255,9 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
         what = "no query has a relevant item" + (f" at level {number(level)}" if level else "")
         if need_relevant:
             raise InputError(what, path=qrels.path)
-        notes.append(f"{qrels.path}: {what}: the measures of relevance at that level "
-                     "(map, P, recall, ...) are 0 for every run and query, as trec_eval -c "
-                     "prints them")
+        at = " at that level" if level else ""
+        notes.append(f"{qrels.path}: {what}: the measures of relevance{at} (map, P, recall, "
+                     "...) are 0 for every run and query, as trec_eval -c prints them")
     qids = sort_qids(qrels.qids)  # trec_eval -c's query set, whatever the level
     if RESERVED_QID in qids:
         raise InputError(f"query id '{RESERVED_QID}' is reserved for the summary lines",

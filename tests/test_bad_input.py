@@ -156,3 +156,16 @@ def test_numbers_in_options_are_ascii(args, code):
     res = rpp(*args, *files)
     assert (res.code, res.out) == (code, "") and len(res.err.splitlines()) == 1
     assert "in ASCII digits" in res.err
+
+
+def test_qrels_without_a_relevant_item_note_names_a_level_only_when_given(tmp_path):
+    """The note said 'at that level' with no -l given."""
+    q = write_qrels(tmp_path / "q", [("106_1", "clueweb12-0000wb-00-00001", 0)])
+    r = write_run(tmp_path / "r", {"106_1": ["clueweb12-0000wb-00-00001"]}, "r")
+    res = rpp("eval", "-m", "map", q, r)
+    assert res.code == 0 and (f"rpp: note: {q}: no query has a relevant item: the measures of "
+                              "relevance (map, P, recall, ...) are 0") in res.err
+    leveled = rpp("eval", "-m", "map", "-l", "2", write_qrels(tmp_path / "q2", [
+        ("106_1", "clueweb12-0000wb-00-00001", 1)]), r)
+    assert "no query has a relevant item at level 2: the measures of relevance at that " \
+           "level" in leveled.err
