@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 import sys
 from contextlib import closing
 
@@ -13,7 +14,7 @@ from .aggregate import add_metric, add_preference
 from .collection import Collection, counted, encode
 from .errors import InputError, number
 from .io.qrels import read_qrels, read_subtopic_qrels
-from .core.table import split_stream
+from .core.table import split, split_stream
 from .measures import (DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, across_runs,
                        resolve)
 from .results import Results
@@ -88,8 +89,12 @@ def split_paths(paths: list[str], subtopics: str | None, notes: list[str] | None
 
 
 def _first_line_fields(path: str) -> int:
-    """The field count of the first data line of ``path``, from its first window: a run of
-    gigabytes is not read whole (and kept) to tell it from qrels."""
+    """The field count of the first data line of ``path``: from its first window for a file
+    (a run of gigabytes is not read whole, and kept, to tell it from qrels); a pipe
+    (``<(cat qrels)``) can be read only once, so it is read whole and its bytes kept for
+    the reader whose turn it is."""
+    if not os.path.isfile(path):
+        return int(split(path, (), (4, 5, 6), "qrels or run", again=True).nfields[0])
     with closing(split_stream(path, (), (4, 5, 6), "qrels or run")) as tables:
         return next(int(t.nfields[0]) for t in tables if len(t))
 
