@@ -122,6 +122,16 @@ class Column:
         counts[nonempty] = np.add.reduceat(bad, packed.starts[nonempty])
         return nonempty & (counts == 0)
 
+    def grid(self) -> np.ndarray:
+        """(rows, longest) uint8: each value's bytes, NUL-padded (no value holds NUL), for
+        checks of every value at once."""
+        data = np.frombuffer(self.data, dtype=np.uint8)
+        grid = np.zeros((len(self), max(1, int(self.lens.max(initial=0)))), dtype=np.uint8)
+        for k in range(grid.shape[1]):  # a column at a time: memory of one column's indices
+            has = np.flatnonzero(self.lens > k)
+            grid[has, k] = data[self.starts[has] + k]
+        return grid
+
     def text(self, row: int) -> str:
         """One value as text (for messages and names); undecodable bytes escaped."""
         return self.bytes(row).decode("utf-8", "surrogateescape")

@@ -96,6 +96,28 @@ def read_grades(table: Table, exit_code: int = 2, notes: list[str] | None = None
     return grades
 
 
+def _c_atol(text: bytes) -> int:
+    """C's atol of a grade's text: its leading ASCII integer, 0 when there is none."""
+    prefix = re.match(rb"[+-]?[0-9]*", text).group()
+    return int(prefix) if prefix.strip(b"+-") else 0
+
+
+def _c_atols(grid: np.ndarray) -> np.ndarray:
+    """(rows,) float64 C's atol of each row of a :meth:`Column.grid`, at once: the leading
+    ASCII integer after an optional sign (past 1e19, where no grade lies, held at 1e19)."""
+    signed = (grid[:, 0] == ord("+")) | (grid[:, 0] == ord("-"))
+    digit = (grid >= ord("0")) & (grid <= ord("9"))
+    after = np.arange(grid.shape[1])[None, :] >= signed[:, None]
+    run = np.logical_and.accumulate(digit | ~after, axis=1) & after  # the leading digits
+    value = np.zeros(len(grid))
+    for k in range(grid.shape[1]):  # a column at a time, while some row's digits go on
+        step = run[:, k]
+        if k > 0 and not step.any():
+            break
+        value = np.where(step, np.minimum(value * 10 + (grid[:, k] - ord("0")), 1e19), value)
+    return np.where(grid[:, 0] == ord("-"), -value, value)
+
+
 def _read_otherwise_by_atol(table: Table, grades: np.ndarray) -> list[str]:
     """A note when a grade is written with an exponent or in hexadecimal and trec_eval's atol,
     which stops at the first byte that is not a digit, reads another integer than the one
@@ -103,29 +125,20 @@ def _read_otherwise_by_atol(table: Table, grades: np.ndarray) -> list[str]:
     long = np.flatnonzero(table.column(3).lens >= 3)  # 1e3, 0x2: no shorter text has either
     if not len(long):
         return []
-    col = table.column(3).take(long).compact()
-    byte = np.frombuffer(col.data, dtype=np.uint8)
-    marked = np.isin(byte, np.frombuffer(b"eExX", dtype=np.uint8)).astype(np.int64)
-    rows = long[np.add.reduceat(marked, col.starts) > 0]
+    grid = table.column(3).take(long).grid()
+    marked = np.isin(grid, np.frombuffer(b"eExX", dtype=np.uint8)).any(axis=1)
+    rows = long[marked]
+    differ = rows[_c_atols(grid[marked]) != np.trunc(grades[rows])]
     col = table.column(3)
-    atol: dict[bytes, int] = {}
-    differ = []
-    for row in rows.tolist():  # grades written so: rare, and one look per distinct text
-        text = col.bytes(row)
-        if text not in atol:
-            prefix = re.match(rb"[+-]?[0-9]*", text).group()
-            atol[text] = int(prefix) if prefix.strip(b"+-") else 0
-        if atol[text] != math.trunc(grades[row]):
-            differ.append(row)
-    if not differ:
+    if not len(differ):
         return []
-    first = differ[0]
+    first = int(differ[0])
     others = len(differ) - 1
     more = "" if not others else "; so does 1 more grade" if others == 1 else \
         f"; so do {others} more grades"
     return [f"{table.path}:{table.line(first)}: grade '{col.text(first)}' is the number it "
             f"writes, {math.trunc(grades[first])} to trec_eval's measures here, where trec_eval "
-            f"itself reads {atol[col.bytes(first)]} (its atol stops at the first byte that is "
+            f"itself reads {_c_atol(col.bytes(first))} (its atol stops at the first byte that is "
             f"not a digit){more}"]
 
 
@@ -154,14 +167,22 @@ def _integer_parts_kept(col: Column, grades: np.ndarray) -> np.ndarray:
     rows = np.flatnonzero((col.lens >= _ROUNDING_TEXT) & (grades == np.trunc(grades)))
     if not len(rows):
         return grades
+    # one text, one double: rows are grouped by their double, and those whose text is their
+    # group's first row's are decided with it (a look per distinct double, not per row)
+    grid = col.take(rows).grid()
+    _, group = np.unique(grades[rows], return_inverse=True)
+    first = np.zeros(group.max() + 1, dtype=np.int64)
+    first[group[::-1]] = np.arange(len(rows))[::-1]
+    lead = first[group]
+    same = (grid == grid[lead]).all(axis=1)
+    ask = np.union1d(first, np.flatnonzero(~same))  # groups' first rows, and any other text
+    crossed = np.zeros(len(rows), dtype=bool)
+    crossed[ask] = [abs(_exact(col.bytes(int(rows[k])).decode("ascii"))) < abs(grades[rows[k]])
+                    for k in ask.tolist()]
+    crossed = np.where(same, crossed[lead], crossed)
     grades = grades.copy()
-    crossed: dict[bytes, bool] = {}
-    for row in rows.tolist():
-        text = col.bytes(row)
-        if text not in crossed:
-            crossed[text] = abs(_exact(text.decode("ascii"))) < abs(grades[row])
-        if crossed[text]:
-            grades[row] = np.nextafter(grades[row], 0.0)
+    moved = rows[crossed]
+    grades[moved] = np.nextafter(grades[moved], 0.0)
     return grades
 
 
