@@ -27,7 +27,8 @@ RUN_INDEPENDENT = frozenset({"num_rel"})
 # no relevant item still moves (ir_measures' Judged@k too); and those that weigh every positive
 # grade as its gain whatever -l says (trec_eval ignores the level for them; so does gdeval)
 COUNT_RETRIEVED = frozenset({"num_ret", "num_nonrel_judged_ret", "utility"})
-GAIN_WEIGHTED = frozenset({"G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "ERR"})
+GAIN_WEIGHTED = frozenset({"G", "ndcg", "ndcg_rel", "ndcg_cut", "ERR"})  # not Rndcg: its R
+# counts the relevant items at the level, and with none there it is 0
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,10 @@ class Decimal(click.FloatRange):
             self.fail(f"{value!r} is not a number in ASCII digits", param, ctx)
         return super().convert(value, param, ctx)
 
+    def _describe_range(self) -> str:
+        """No range in the help when there is none (click wrote ``x<=None``)."""
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
 FILE = click.Path(readable=False)
 """An input file: completes as a file name in the shell; the readers open it (and say what is
 wrong with it in rpp's one-line form), so click checks nothing."""

@@ -350,3 +350,18 @@ def test_a_baseline_given_twice_is_refused():
     res = rpp("check", QRELS, "--baseline", WORST, "--baseline", BEST, WORST)
     assert (res.code, res.out) == (2, "")
     assert res.err.startswith("rpp: check: Invalid value for '--baseline': given 2 times (")
+
+
+def test_rndcg_counts_the_queries_with_a_relevant_item_at_the_level(tmp_path):
+    """Rndcg's R counts the relevant items at -l: at -l 2 a query of grade-1 items scores 0
+    for every ranking, so 4 queries of grade 2 among 12 give a gate that could not fail
+    (2/2^4 = 0.125), not a PASS of p 0.125."""
+    qids = [f"{300 + q}_1" for q in range(12)]
+    qrels = _write(tmp_path / "q", [(q, 0, f"clueweb12-{k:04d}wb-00-00001", 2 if k < 4 else 1)
+                                    for k, q in enumerate(qids)])
+    base = _write(tmp_path / "base", [(q, "Q0", f"clueweb12-{k:04d}wb-00-00001", 1, 2, "base")
+                                      for k, q in enumerate(qids)])
+    cand = _write(tmp_path / "cand", [(q, "Q0", f"MARCO_D{k}", 1, 2, "cand")
+                                      for k, q in enumerate(qids)])
+    res = rpp("check", "-l", "2", "-m", "Rndcg", qrels, "--baseline", base, cand)
+    assert res.code == 2 and "could not fail: with 4 queries" in res.err, res.err

@@ -129,6 +129,15 @@ def test_defaults_and_cutoffs_given_both_print_together(given, together):
     assert res.code == want.code == 0 and res.out == want.out != ""
 
 
+def test_a_cutoff_written_twice_another_way_prints_once():
+    """-m P -m P.05: 05 is the default cutoff 5 (the merged list was refused as holding
+    duplicate cutoffs, quoting a list nobody typed)."""
+    args = [DEMO / "qrels", RUNS[0]]
+    assert rpp("eval", "-m", "P", "-m", "P.05", *args).out == rpp("eval", "-m", "P", *args).out
+    assert rpp("eval", "-m", "iprec_at_recall", "-m", "iprec_at_recall.0.10", *args).out == \
+        rpp("eval", "-m", "iprec_at_recall", *args).out
+
+
 @pytest.mark.parametrize("given", [["ndcg", "ndcg.1=3"], ["ndcg.1=3", "ndcg"]])
 def test_a_measure_with_and_without_gains_is_refused(given):
     """ndcg and ndcg.1=3 cannot share one pass: -m ndcg -m ndcg.1=3 printed ndcg_1=3 alone;

@@ -685,3 +685,22 @@ def test_a_large_run_read_alone_prints_the_same_on_every_core(tmp_path):
     for (jobs, extra), out in outputs.items():
         assert out == outputs[("1", extra)] and out.count("\n") > 1000, (jobs, extra)
     assert "repeated docnos dropped" in res.stderr
+
+
+def test_a_local_cluster_of_one_worker_per_core_is_capped(monkeypatch):
+    """--dask local on a machine of 384 cores was refused ('needs from 1 to 256 workers') for
+    a number the user never gave: the default is capped, a number given is checked."""
+    from rpp_cli.engine import dask as engine_dask
+
+    started = []
+
+    def fake_start(modules, n, stack, named):
+        started.append(n)
+        raise InputError("stop here")
+
+    monkeypatch.setattr(engine_dask, "_start_local", fake_start)
+    monkeypatch.setattr(engine_dask.os, "cpu_count", lambda: 384)
+    with pytest.raises(InputError, match="stop here"):
+        with engine_dask.connect("local"):
+            pass
+    assert started == [256]

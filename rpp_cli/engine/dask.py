@@ -148,7 +148,7 @@ def connect(address: str, named: str | None = None) -> Iterator[DaskEngine]:
         raise InputError(f"{named}: expected local or local:N, N workers from 1 to "
                          f"{MAX_LOCAL_WORKERS}")
     if local:
-        n = int(local.group(1) or os.cpu_count() or 1)
+        n = int(local.group(1) or min(os.cpu_count() or 1, MAX_LOCAL_WORKERS))
         if not 1 <= n <= MAX_LOCAL_WORKERS:
             raise InputError(f"{named}: needs from 1 to {MAX_LOCAL_WORKERS} workers")
         with ExitStack() as stack:

@@ -170,8 +170,12 @@ def _with_defaults(base: str, params: str, by_name: bool, raw: str) -> str:
 def _merged(base: str, first: str, more: str, raw: str) -> str:
     """Cutoffs given twice (``-m P.5 -m P_10``) as one list, in order (``5,10``); any other
     parameters given twice differently are an InputError (trec_eval keeps the first)."""
-    if base in LONG_CUTOFFS or base in FLOAT_CUTOFFS:
-        return ",".join(dict.fromkeys(first.split(",") + more.split(",")))
+    if base in LONG_CUTOFFS or base in FLOAT_CUTOFFS:  # one cutoff once, however written
+        read = _atol if base in LONG_CUTOFFS else c_atof  # (5 and 05, 0.1 and 0.10)
+        kept: dict[float, str] = {}
+        for cut in first.split(",") + more.split(","):
+            kept.setdefault(read(cut), cut)
+        return ",".join(kept.values())
     raise InputError(f"measure '{base}' is given twice with different parameters "
                      f"('{base}.{first}' and '{raw}'): give it once (trec_eval would keep the "
                      "first and drop the second)")

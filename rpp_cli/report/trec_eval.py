@@ -31,8 +31,8 @@ def lines(output: TrecEvalOutput) -> Iterator[str]:
             shown = c_float(value)
         pad = pads.get(measure)
         if pad is None:
-            pad = pads[measure] = 22 - len(measure.encode("utf-8", "surrogateescape")) \
-                + len(measure)
+            pad = pads[measure] = max(0, 22 - len(measure.encode("utf-8", "surrogateescape"))
+                                      + len(measure))
         yield f"{measure:<{pad}}\t{qid}\t{shown}\n"
 
 
