@@ -181,8 +181,9 @@ def positions_and_ties(ranks: np.ndarray, pops: Populations, corpus_size: np.nda
                        ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`worst_case_positions`, and the queries (ascending) where at some member slot one
     run retrieved the member at n - m_P + i, the place a run that missed it is given, while
-    another run missed it: the corpus size n ties the two there, where a larger corpus (or pref_eval, which ranks
-    a missed item below every retrieved one) would prefer the run that retrieved it. That
+    another run missed it: the corpus size n ties the two there, where a larger corpus (or
+    pref_eval, which ranks a missed item below every retrieved one) would prefer the run that
+    retrieved it. That
     takes a run whose ranking holds every item of the query's corpus (contract §2) from that
     member down: a small pool, or runs that rerank one candidate list whose last candidate is
     relevant."""

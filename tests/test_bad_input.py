@@ -144,7 +144,8 @@ def test_a_level_is_named_as_given(tmp_path):
 
 @pytest.mark.parametrize("args,code", [
     (["trec-eval", "-M", "1_0", "-m", "num_ret"], 1), (["trec-eval", "-M", "\u0665"], 1),
-    (["trec-eval", "-N", "\u0665", "-m", "utility.1,-1,0,1"], 1), (["trec-eval", "-l", "\u0661"], 1),
+    (["trec-eval", "-N", "\u0665", "-m", "utility.1,-1,0,1"], 1),
+    (["trec-eval", "-l", "\u0661"], 1),
     (["eval", "--precision", "\u0664"], 2), (["eval", "-l", "1_0"], 2),
     (["eval", "--corpus-size", "1_000"], 2)])
 def test_numbers_in_options_are_ascii(args, code):
