@@ -135,7 +135,25 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
     if subtopics is not None:
         coll.subtopics = encode_subtopics(subtopics, coll.qids, coll.item_query,
                                           coll.item_docno, coll.evaluated)
+        if qrels_path is not None:
+            notes.extend(_subtopic_only_note(subtopics, coll, qrels_path))
     return coll
+
+
+def _subtopic_only_note(subtopics, coll: Collection, qrels_path: str) -> list[str]:
+    """A note for queries with items relevant to a subtopic but none relevant in QRELS: QRELS
+    decides which queries are evaluated, so the subtopic measures skip them, where ndeval
+    (which reads the subtopic qrels alone) counts them."""
+    evaluated = {coll.qids[q] for q in coll.evaluated.tolist()}
+    skipped = sorted(q for q in set(coll.qids) - evaluated
+                     if any(subtopics.relevant(q).values()))
+    if not skipped:
+        return []
+    shown = ", ".join(skipped[:5]) + (" ..." if len(skipped) > 5 else "")
+    return [f"{counted(len(skipped), 'query has', 'queries have')} items relevant to a "
+            f"subtopic but none relevant in {qrels_path} ({shown}): the QRELS decides which "
+            "queries are evaluated, so the subtopic measures (st-*, and ndeval's, which ndeval "
+            "would count) skip them; omit QRELS to take each item's largest subtopic grade"]
 
 
 def measure(coll: Collection, measures: list[Measure], per_query: bool,

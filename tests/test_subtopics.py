@@ -314,3 +314,18 @@ def test_dash_as_qrels_with_subtopics_says_stdin_is_not_read(tmp_path):
             "largest over the subtopic qrels): standard input is not read; give the qrels file "
             "by name to use it\n") in res.err
     assert "standard input" not in rpp("eval", "-m", "map", "--subtopics", s, q, a).err
+
+
+def test_a_query_relevant_only_in_the_subtopic_qrels_is_noted(tmp_path):
+    """Query 2031's items are relevant to subtopics but graded 0 in QRELS: QRELS decides the
+    evaluated queries, so the subtopic measures skipped it without a word (ndeval counts it)."""
+    q = write_qrels(tmp_path / "qrels", [("106_1", "a", 1), ("2031", "c", 0), ("2031", "d", 0)])
+    s = write_subtopics(tmp_path / "sub", [("106_1", 1, "a", 1), ("2031", 1, "c", 1),
+                                           ("2031", 2, "d", 1)])
+    a = write_run(tmp_path / "A", {"106_1": ["a"], "2031": ["c", "d"]}, "A")
+    b = write_run(tmp_path / "B", {"106_1": ["a"], "2031": ["d", "c"]}, "B")
+    res = rpp("eval", "-m", "st-rpp", "--subtopics", s, q, a, b)
+    assert res.code == 0
+    assert (f"rpp: note: 1 query has items relevant to a subtopic but none relevant in {q} "
+            "(2031): the QRELS decides which queries are evaluated") in res.err
+    assert "none relevant in" not in rpp("eval", "-m", "st-rpp", "--subtopics", s, a, b).err
