@@ -8,8 +8,9 @@ import numpy as np
 from .results import Results
 
 
-# The unit roundoff of float64: a sum of k values errs by at most about k * this * sum |v|.
-_UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
+# The unit roundoff of float64 (2^-53): a sum of k values errs by at most about
+# k * this * sum |v| (every rounding bound of rpp's ties is written with it).
+UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
 
 
 def tie_exact_sum(values: np.ndarray, axis: int, ordered: bool = False) -> np.ndarray:
@@ -23,7 +24,7 @@ def tie_exact_sum(values: np.ndarray, axis: int, ordered: bool = False) -> np.nd
     rows = np.sort(rows, axis=-1) if ordered else np.ascontiguousarray(rows)  # copies: the
     # caller's values stay as they are
     total = rows.sum(axis=-1)
-    bound = 2 * rows.shape[-1] * _UNIT_ROUNDOFF * np.abs(rows).sum(axis=-1)
+    bound = 2 * rows.shape[-1] * UNIT_ROUNDOFF * np.abs(rows).sum(axis=-1)
     return np.where(np.abs(total) <= bound, 0.0, total)
 
 

@@ -165,14 +165,26 @@ def _kill_children() -> None:
             continue
 
 
-def _end_interrupted() -> NoReturn:
-    """Ctrl-C's end: what stdout still holds is dropped, and status 130 at once (threads are
-    daemons; workers die with the parent)."""
+def _end(line: str | None, status: int) -> NoReturn:
+    """End now: ``line`` on stderr (a courtesy: lost if stderr fails), what stdout still
+    holds dropped (never half a result), and ``status`` (threads are daemons; workers die
+    with the parent)."""
+    if line is not None:
+        try:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+        except (OSError, AttributeError):
+            pass
     try:
         discard_stdout()
     except (AttributeError, ValueError, OSError):  # stdout closed or None: nothing to drop
         pass
-    os._exit(EXIT_INTERRUPTED)
+    os._exit(status)
+
+
+def _end_interrupted() -> NoReturn:
+    """Ctrl-C's end: status 130 at once, nothing more written."""
+    _end(None, EXIT_INTERRUPTED)
 
 
 def _unraisable(hook: Callable[[Any], object]) -> Callable[[Any], object]:
@@ -271,31 +283,15 @@ def _checked_stdout() -> TextIO | None:
     return out
 
 
-def _out_of_memory() -> None:
+def _out_of_memory() -> NoReturn:
     """The work needed more memory than the process may have (``ulimit -v``, a container's
     limit): one line and status 2, as for an input too large, never a traceback nor the
     internal error's 70."""
-    try:
-        sys.stderr.write("rpp: out of memory: the input needs more than this process may "
-                         "use (ulimit -v, a container's limit); fewer -j workers, fewer runs "
-                         "or queries at once, or a larger machine (docs/performance.md)\n")
-        sys.stderr.flush()
-    except (OSError, AttributeError):
-        pass
-    try:
-        discard_stdout()
-    except (AttributeError, ValueError, OSError):  # stdout closed, None or not a file
-        pass
-    os._exit(EXIT_BAD_INPUT)
+    _end("rpp: out of memory: the input needs more than this process may use (ulimit -v, a "
+         "container's limit); fewer -j workers, fewer runs or queries at once, or a larger "
+         "machine (docs/performance.md)", EXIT_BAD_INPUT)
 
 
-def _cannot_write(why: str) -> None:
+def _cannot_write(why: str) -> NoReturn:
     """Output was lost: say so on stderr and exit 2 (never 0, nor 1, a failed check)."""
-    try:
-        sys.stderr.write(f"rpp: cannot write output: {why}\n")
-        sys.stderr.flush()
-    except (OSError, AttributeError):
-        pass
-    if sys.stdout is not None:
-        discard_stdout()
-    os._exit(EXIT_BAD_INPUT)
+    _end(f"rpp: cannot write output: {why}", EXIT_BAD_INPUT)

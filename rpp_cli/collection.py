@@ -183,10 +183,9 @@ def positions_and_ties(ranks: np.ndarray, pops: Populations, corpus_size: np.nda
     run retrieved the member at n - m_P + i, the place a run that missed it is given, while
     another run missed it: the corpus size n ties the two there, where a larger corpus (or
     pref_eval, which ranks a missed item below every retrieved one) would prefer the run that
-    retrieved it. That
-    takes a run whose ranking holds every item of the query's corpus (contract §2) from that
-    member down: a small pool, or runs that rerank one candidate list whose last candidate is
-    relevant."""
+    retrieved it. That takes a run whose ranking holds every item of the query's corpus
+    (contract §2) from that member down: a small pool, or runs that rerank one candidate list
+    whose last candidate is relevant."""
     pos, missed = _member_ranks(ranks, pops)
     bottom = _bottom(pops, corpus_size)
     tied = ((pos == bottom) & ~missed).any(axis=0) & missed.any(axis=0)

@@ -30,6 +30,7 @@ from typing import Callable, Iterator, TextIO
 import numpy as np
 
 from .collection import Collection, Populations, graded_populations, worst_case_positions
+from . import errors
 from .errors import InputError
 from .pipeline import Options, load
 from .report import reader_may_leave
@@ -113,9 +114,7 @@ def graded_labels(coll: Collection, pops: Populations) -> list[str]:
 
 
 def _grade_text(x: float) -> str:
-    if x == int(x):
-        return str(int(x))
-    return f"{x:g}" if float(f"{x:g}") == x else repr(x)
+    return str(int(x)) if x == int(x) else errors.number(x)
 
 
 def _graded_key(label: str) -> float:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aggregate import TIE_TOLERANCE, mean_preference, tie_exact_sum
+from .aggregate import TIE_TOLERANCE, UNIT_ROUNDOFF, mean_preference
 from .core import permuted_sums
 from .errors import InputError
 from .pipeline import Options, default_measures, evaluate_runs
@@ -47,7 +47,6 @@ def checked_seed(seed: object) -> int:
 # as in scipy.stats.permutation_test, so float noise never drops the observed labelling; or
 # when it is within the rounding bound of the sums (see _slack).
 _RELATIVE_EPS = 100 * np.finfo(np.float64).eps
-_UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
 # Elements of the largest temporary array of a permutation loop (32 MiB of float64).
 _CHUNK_ELEMENTS = 1 << 22
 # Elements of a block of HSD sums, trials x pairs (128 KiB: a trial's row stays in cache).
@@ -86,7 +85,7 @@ def ttest(x: np.ndarray) -> np.ndarray:
     n = len(x)
     if n < 2:
         raise InputError(f"the t-test needs at least 2 queries (got {n})")
-    mean = tie_exact_sum(x, axis=0) / n  # 0.1, 0.2 and -0.3: a mean of 0, p = 1
+    mean = mean_preference(x)  # 0.1, 0.2 and -0.3: a mean of 0, p = 1
     sd = x.std(axis=0, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / (sd / np.sqrt(n))
@@ -102,7 +101,7 @@ def _slack(n_terms: int, magnitude: np.ndarray) -> np.ndarray:
     and a comparison involves at most four such sums. Without it, P@5 differences whose
     exact sum is 0 (0.2 + 0.4 - 0.6 is 5.6e-17) had sign flips of exact sum 0 fall below the
     observed 5.6e-17, and a p of 0.94 instead of 1."""
-    gamma = n_terms * _UNIT_ROUNDOFF / (1 - n_terms * _UNIT_ROUNDOFF)
+    gamma = n_terms * UNIT_ROUNDOFF / (1 - n_terms * UNIT_ROUNDOFF)
     return 4 * gamma * magnitude
 
 

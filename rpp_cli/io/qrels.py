@@ -96,12 +96,6 @@ def read_grades(table: Table, exit_code: int = 2, notes: list[str] | None = None
     return grades
 
 
-def _c_atol(text: bytes) -> int:
-    """C's atol of a grade's text: its leading ASCII integer, 0 when there is none."""
-    prefix = re.match(rb"[+-]?[0-9]*", text).group()
-    return int(prefix) if prefix.strip(b"+-") else 0
-
-
 def _c_atols(grid: np.ndarray) -> np.ndarray:
     """(rows,) float64 C's atol of each row of a :meth:`Column.grid`, at once: the leading
     ASCII integer after an optional sign (past 1e19, where no grade lies, held at 1e19)."""
@@ -128,17 +122,22 @@ def _read_otherwise_by_atol(table: Table, grades: np.ndarray) -> list[str]:
     grid = table.column(3).take(long).grid()
     marked = np.isin(grid, np.frombuffer(b"eExX", dtype=np.uint8)).any(axis=1)
     rows = long[marked]
-    differ = rows[_c_atols(grid[marked]) != np.trunc(grades[rows])]
+    atol = _c_atols(grid[marked])
+    other = atol != np.trunc(grades[rows])
+    differ = rows[other]
     col = table.column(3)
     if not len(differ):
         return []
     first = int(differ[0])
+    digits = re.match(rb"[+-]?[0-9]*", col.bytes(first)).group()  # the one shown, exactly,
+    first_atol = max(-2 ** 63, min(2 ** 63 - 1, int(digits) if digits.strip(b"+-") else 0))
+    # and saturated to a long, as C's atol
     others = len(differ) - 1
     more = "" if not others else "; so does 1 more grade" if others == 1 else \
         f"; so do {others} more grades"
     return [f"{table.path}:{table.line(first)}: grade '{col.text(first)}' is the number it "
             f"writes, {math.trunc(grades[first])} to trec_eval's measures here, where trec_eval "
-            f"itself reads {_c_atol(col.bytes(first))} (its atol stops at the first byte that is "
+            f"itself reads {first_atol} (its atol stops at the first byte that is "
             f"not a digit){more}"]
 
 

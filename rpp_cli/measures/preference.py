@@ -11,6 +11,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from ..aggregate import UNIT_ROUNDOFF
 from ..collection import Populations, graded_populations, positions_and_ties
 from ..engine import Lazy, current, query_shards
 from ..subtopics import subtopic_populations
@@ -99,9 +100,8 @@ def pair_blocks(positions: np.ndarray, pops: Populations, n_queries: int
         q0 = q1
 
 
-# Unit roundoff of float64. A weighted sum whose magnitude is within
-# TIE_ROUNDOFFS(L) * U * Σ|w| of zero is a tie (contract §4): see :func:`pairwise`.
-U = 2.0 ** -53
+# A weighted sum whose magnitude is within tie_bound(L) * Σ|w| of zero is a tie (contract §4):
+# see :func:`pairwise`.
 
 
 def tie_bound(n_levels: np.ndarray) -> np.ndarray:
@@ -112,7 +112,7 @@ def tie_bound(n_levels: np.ndarray) -> np.ndarray:
     products and quotients), so the computed sum is within (2L + 5)·u·Σ|w| of the exact one.
     Twice that is the bound: no float leftover passes it, and an exact non-zero RPP below it
     (under 2.3e-13 for 500 levels) is beyond what float64 weights can resolve."""
-    return 2.0 * (2.0 * n_levels + 5.0) * U
+    return 2.0 * (2.0 * n_levels + 5.0) * UNIT_ROUNDOFF
 
 
 def pairwise(positions: np.ndarray, pops: Populations, weights: np.ndarray,
