@@ -146,13 +146,14 @@ def _interrupt(signum, frame) -> None:
 
 
 def _kill_children() -> None:
-    """SIGKILL every child process of rpp (Linux's /proc; elsewhere none are found), so that
-    none outlives an exit that skips the cluster's close."""
+    """SIGKILL every child process of rpp (Linux's /proc; elsewhere none are found) and reap
+    them, so that none outlives an exit that skips the cluster's close, not even as a zombie."""
     me = str(os.getpid())
     try:
         entries = os.listdir("/proc")
     except OSError:
         return
+    killed = []
     for entry in entries:
         if not entry.isdigit():
             continue
@@ -161,8 +162,14 @@ def _kill_children() -> None:
                 fields = stat.read().rsplit(b")", 1)[1].split()
             if fields[1].decode() == me:  # the parent's pid
                 os.kill(int(entry), signal.SIGKILL)
+                killed.append(int(entry))
         except (OSError, IndexError, ValueError):
             continue
+    for pid in killed:
+        try:
+            os.waitpid(pid, 0)
+        except OSError:  # reaped already (a thread of rpp's waited for it)
+            pass
 
 
 def _end(line: str | None, status: int) -> NoReturn:
