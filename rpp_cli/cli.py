@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import signal
 import sys
 from contextlib import contextmanager
@@ -56,6 +57,11 @@ def _closed_pipe_guard() -> Iterator[None]:
         raise _ClosedPipe() from err
 
 
+# A byte that is not UTF-8 as click's repr() of the argument writes it (a surrogate escape:
+# '\udce9'), not after a backslash repr() doubled: shown as rpp's own messages show it, \xe9.
+_REPR_BYTE = re.compile(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])")
+
+
 @contextmanager
 def _one_line_usage_errors(group: click.Context | None = None) -> Iterator[None]:
     """A usage error (a missing argument, a bad option value, an unknown option or command)
@@ -81,7 +87,8 @@ def _one_line_usage_errors(group: click.Context | None = None) -> Iterator[None]
         else:
             hint = f"see '{path} --help'"
         where = f"{name}: " if name else ""
-        click.echo(f"rpp: {where}{shown(err.format_message().rstrip('.'))} ({hint})", err=True)
+        message = _REPR_BYTE.sub(r"\1\\x\2", err.format_message().rstrip("."))
+        click.echo(f"rpp: {where}{shown(message)} ({hint})", err=True)
         sys.exit(err.exit_code)
 
 

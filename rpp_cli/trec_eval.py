@@ -94,6 +94,10 @@ def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions,
 def parse_measures(names: tuple[str, ...]) -> list[trec.TrecRequest]:
     """``-m`` as trec_eval reads it (default ``official``), in trec_eval's output order."""
     for name in names:
+        if any(0xDC80 <= ord(c) <= 0xDCFF for c in name):  # pytrec_eval crashes on them
+            raise InputError(f"measure '{name}': a byte that is not UTF-8 (trec_eval reads "
+                             "it; pytrec_eval, which computes rpp trec-eval, cannot)",
+                             exit_code=EXIT_USAGE)
         base = name.split(".", 1)[0]
         if base in PREFS_NICKNAMES or base in PREFS_MEASURES or base.startswith("prefs_"):
             raise InputError(f"measure '{name}' needs trec_eval's preference judgments "

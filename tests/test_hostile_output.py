@@ -340,3 +340,76 @@ def test_a_subtopic_id_with_a_control_is_refused(tmp_path):
         assert res.err == (f"rpp: {qrels}:2: U+2066 (a bidirectional control) is not allowed in "
                            "a field: it could rewrite or reorder what a terminal or a table "
                            "shows\n")
+
+
+# trec_eval's float and gain parameters are free text that reaches the printed measure name.
+HOSTILE_PARAMETERS = {
+    "newline and OSC title": "set_F.\x1b]0;pwned\x07a\nb",
+    "CSI colour": "utility.1,1,1,\x1b[31m",
+    "a space": "ndcg.1=3, 2=9",
+    "C1 control": "11pt_avg.0.5\u0085",
+    "not UTF-8 (gain)": os.fsdecode(b"ndcg.1=\xe9"),
+    "not UTF-8 (float)": os.fsdecode(b"set_F.\xe9"),
+    "not UTF-8 (cutoff)": os.fsdecode(b"iprec_at_recall.\xe9"),
+}
+
+
+@pytest.mark.parametrize("command", ["eval", "compare", "meta", "check"])
+@pytest.mark.parametrize("label", sorted(HOSTILE_PARAMETERS))
+def test_a_measure_parameter_that_cannot_print_as_a_token_is_refused(tmp_path, command, label):
+    """A control, a space or a byte that is not UTF-8 in ``-m``'s parameters is one escaped
+    line, exit 2: printed, it split or recoloured the output lines and check's verdicts; a
+    non-UTF-8 byte crashed pytrec_eval (segmentation fault, nothing said)."""
+    name = HOSTILE_PARAMETERS[label]
+    q, runs = collection(tmp_path, ["r0", "r1", "r2"])
+    args = {"check": ["check", "--baseline", runs[0], "--max-drop", f"{name}=0.01", q, runs[1]]
+            }.get(command, [command, "-m", name, q, *runs])
+    res = run_rpp(args)
+    assert (res.returncode, res.stdout) == (2, b""), res.stderr
+    assert res.stderr.isascii() and res.stderr.count(b"\n") == 1, res.stderr
+    assert b"names are printable text without spaces or control characters" in res.stderr
+
+
+def test_the_drop_in_refuses_a_parameter_that_is_not_utf8(tmp_path):
+    """trec_eval reads ``ndcg.1=\\xe9`` (atof: gain 0); pytrec_eval, which computes the drop-in,
+    crashed on it: a usage error now (trec_eval's status 1), the byte shown as ``\\xe9``. Other
+    text is trec_eval's: controls in a parameter print raw, as trec_eval prints them."""
+    q, (a,) = collection(tmp_path, ["r0"])
+    res = run_rpp(["trec-eval", "-m", os.fsdecode(b"ndcg.1=\xe9"), q, a])
+    assert (res.returncode, res.stdout) == (1, b""), res.stderr
+    assert res.stderr == b"rpp: measure 'ndcg.1=\\xe9': a byte that is not UTF-8 (trec_eval " \
+        b"reads it; pytrec_eval, which computes rpp trec-eval, cannot)\n"
+    res = run_rpp(["trec-eval", "-m", "set_F.2\x1b[31m", q, a])
+    assert res.returncode == 0 and res.stdout.startswith(b"set_F_2\x1b[31m"), res.stdout
+
+
+def test_a_parameterised_text_measure_is_refused(tmp_path):
+    """``-m relstring.5`` printed nothing and exited 0 (only ``relstring`` was refused)."""
+    q, runs = collection(tmp_path, ["r0", "r1"])
+    for args in (["eval", "-q"], ["compare"], ["meta"]):
+        res = rpp(*args, "-m", "relstring.5", q, *runs)
+        assert (res.code, res.out) == (2, ""), res.err
+        assert res.err == "rpp: measure 'relstring.5' is text, not a number: rpp trec-eval " \
+                          "prints it\n"
+
+
+@pytest.mark.parametrize("args", [["eval", "--format", "\udce9\udcff"],
+                                  ["eval", "-l", "\udce9\udcff"], ["\udce9\udcff"]])
+def test_click_usage_errors_show_bytes_as_rpp_does(tmp_path, args):
+    """Bytes that are not UTF-8 in a usage error read ``\\xe9\\xff`` as in rpp's own messages
+    (contract §7), not click's ``\\udce9``; a backslash the user typed stays as typed."""
+    q, (a,) = collection(tmp_path, ["r0"])
+    res = run_rpp([*args, q, a])
+    assert res.returncode == 2 and b"'\\xe9\\xff'" in res.stderr and b"udc" not in res.stderr
+    res = run_rpp(["eval", "--format", "\\udce9", q, a])
+    assert res.returncode == 2 and b"'\\\\udce9'" in res.stderr, res.stderr
+
+
+def test_bad_environment_values_show_bytes_as_rpp_does(tmp_path, monkeypatch):
+    """RPP_MAX_INPUT_BYTES and RPP_SHARD_QUERIES echoed as typed, bytes as ``\\xHH``."""
+    q, (a,) = collection(tmp_path, ["r0"])
+    for variable in ("RPP_MAX_INPUT_BYTES", "RPP_SHARD_QUERIES"):
+        monkeypatch.setenv(variable, "\udce9x")
+        res = rpp("eval", q, a)
+        monkeypatch.delenv(variable)
+        assert res.code == 2 and res.err.startswith(f"rpp: {variable}='\\xe9x': "), res.err

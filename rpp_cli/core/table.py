@@ -79,7 +79,7 @@ def max_input_bytes() -> int:
         return MAX_INPUT_BYTES
     if text.isascii() and text.isdigit() and len(text) < 20 and 1 <= int(text) < 1 << 63:
         return int(text)
-    raise InputError(f"{LIMIT_VARIABLE}={text!r}: expected a whole number of bytes from "
+    raise InputError(f"{LIMIT_VARIABLE}='{text}': expected a whole number of bytes from "
                      f"1 to 2^63 - 1, digits only (e.g. 1000000000), or unset for the default "
                      f"{MAX_INPUT_BYTES}")
 

@@ -353,7 +353,7 @@ def forced_shard_size() -> int | None:
     if not text:
         return None
     if not (text.isascii() and text.isdigit()) or int(text) < 1:  # not ² nor ١
-        raise InputError(f"{SHARD_ENV}={text!r}: expected a positive number of queries")
+        raise InputError(f"{SHARD_ENV}='{text}': expected a positive number of queries")
     return int(text)
 
 

@@ -94,6 +94,8 @@ def resolve(names: list[str] | None) -> list[Measure]:
     where it was first named. Unknown names raise InputError.
     """
     wanted = list(names) if names else list(DEFAULTS)
+    for name in wanted:
+        _check_printable(name)
     slots: list[tuple[int, Measure]] = []  # (position in -m, measure)
     trec_names: list[str] = []
     first_named: dict[str, int] = {}  # trec_eval base measure -> position that named it
@@ -115,7 +117,7 @@ def resolve(names: list[str] | None) -> list[Measure]:
                 slots.append((pos, Measure(name, METRIC, "trec",
                                            f"ir_measures' name for trec_eval's {spec}", trec=req,
                                            options={"shown_as": name, "level": rel})))
-        elif name in trec.TEXT_MEASURES:
+        elif name.partition(".")[0] in trec.TEXT_MEASURES:
             raise InputError(f"measure '{name}' is text, not a number: rpp trec-eval prints it")
         elif trec.is_trec_name(name):
             trec_names.append(name)
@@ -136,6 +138,16 @@ def resolve(names: list[str] | None) -> list[Measure]:
             seen.add(m.name)
             flat.append(m)
     return flat
+
+
+def _check_printable(name: str) -> None:
+    """Refuse a measure name that could not print as one token of a line (contract §7): a
+    space, a control (a newline, an escape) or a byte that is not UTF-8 in it. trec_eval's
+    parameters are free text that reaches the printed name (``set_F.``, ``ndcg.1=``); such
+    bytes there would split or recolour the output, and pytrec_eval crashes on non-UTF-8."""
+    if not name.isprintable() or any(c.isspace() for c in name):
+        raise InputError(f"measure '{name}': names are printable text without spaces "
+                         "or control characters")
 
 
 # What users type for a measure with a cutoff, lower-cased, beyond ir_measures' and trec_eval's
