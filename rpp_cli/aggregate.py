@@ -130,13 +130,25 @@ def borda_points(per_query_scores: np.ndarray) -> np.ndarray:
     return below + 0.5 * tied
 
 
-def mc4_scores(above_counts: np.ndarray) -> np.ndarray:
+def name_order(names: list[str]) -> np.ndarray:
+    """(R,) the runs' indices sorted by name: a canonical order for computations whose float
+    results would otherwise depend on the order the runs were given in."""
+    return np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
+
+
+def mc4_scores(above_counts: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     """Stationary distribution (..., R) of Dwork et al.'s MC4 chain.
 
     ``above_counts[..., a, b]`` is how many queries rank a above b. From run i the walk picks
     a run j uniformly and moves there when a majority ranks j above i (strictly more queries
     put j above i than i above j); with probability MC4_TELEPORT it jumps to a uniform run.
+    ``order`` (:func:`name_order`): the runs are solved for in that order, so the scores' last
+    bits do not depend on the order they were given in (the solver's pivots do).
     """
+    if order is not None:
+        scores = np.empty(np.shape(above_counts)[:-1])
+        scores[..., order] = mc4_scores(np.asarray(above_counts)[..., order, :][..., order])
+        return scores
     counts = np.asarray(above_counts, dtype=np.float64)
     n = counts.shape[-1]
     beats = counts > np.swapaxes(counts, -1, -2)  # beats[..., a, b]: a beats b
@@ -169,22 +181,25 @@ def query_table(values: np.ndarray, method: str) -> tuple[np.ndarray, str]:
     raise ValueError(f"unknown ordering method {method!r}")
 
 
-def subset_scores(table: np.ndarray, finish: str, weights: np.ndarray | None = None) -> np.ndarray:
+def subset_scores(table: np.ndarray, finish: str, weights: np.ndarray | None = None,
+                  order: np.ndarray | None = None) -> np.ndarray:
     """(S, R) ordering scores (higher = better) on S query subsets given as 0/1 ``weights``
-    (S, Q); without ``weights``, one row over all queries."""
+    (S, Q); without ``weights``, one row over all queries. ``order``: see :func:`mc4_scores`."""
     sums = table.sum(axis=0, keepdims=True) if weights is None else weights @ table
     if finish == "sum":
         return sums
     if finish == "mc4":
         n_runs = math.isqrt(table.shape[1])
-        return mc4_scores(sums.reshape(len(sums), n_runs, n_runs))
+        return mc4_scores(sums.reshape(len(sums), n_runs, n_runs), order)
     counts = np.full(1, len(table)) if weights is None else weights.sum(axis=1)
     return sums / counts[:, None]
 
 
-def ordering_scores(values: np.ndarray, method: str) -> np.ndarray:
-    """(R,) scores of one ordering over all queries (higher = better)."""
-    return subset_scores(*query_table(values, method))[0]
+def ordering_scores(values: np.ndarray, method: str, order: np.ndarray | None = None
+                    ) -> np.ndarray:
+    """(R,) scores of one ordering over all queries (higher = better); ``order``: see
+    :func:`mc4_scores`."""
+    return subset_scores(*query_table(values, method), order=order)[0]
 
 
 def add_orderings(results: Results, tensors: dict[str, np.ndarray],
@@ -196,9 +211,10 @@ def add_orderings(results: Results, tensors: dict[str, np.ndarray],
     ``M_rank``. A rank is the 1-based position; tied runs share their mean position.
     """
     runs = np.arange(len(results.runs))
+    order = name_order(results.runs)
     for name, tensor in tensors.items():
         for method in ORDERINGS:
-            scores = ordering_scores(tensor, method)
+            scores = ordering_scores(tensor, method, order)
             if method != "win":
                 results.add(f"{name}_{method}", -1, runs, scores)
             results.add(f"{name}_{method}_rank", -1, runs, rank_positions(scores))

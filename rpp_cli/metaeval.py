@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .aggregate import ORDERINGS, query_table, subset_scores, top_runs
+from .aggregate import ORDERINGS, name_order, query_table, subset_scores, top_runs
 from .collection import Collection
 from .engine import current
 from .errors import InputError
@@ -89,15 +89,17 @@ class Subject:
     values: np.ndarray  # metric (Q, R) or preference (Q, R, R)
     ordering: str  # "mean" for a metric, one of ORDERINGS for a preference measure
     measure: str
+    run_names: list[str]  # MC4 solves over the runs in name order (aggregate.mc4_scores)
 
     def scores(self, weights: np.ndarray | None = None,
                runs: np.ndarray | None = None) -> np.ndarray:
         """(S, R) ordering scores on query subsets ``weights`` (S, Q), optionally only
         among ``runs``."""
-        values = self.values
+        values, names = self.values, self.run_names
         if runs is not None:
             values = values[:, runs][:, :, runs] if values.ndim == 3 else values[:, runs]
-        return subset_scores(*query_table(values, self.ordering), weights)
+            names = [names[r] for r in runs]
+        return subset_scores(*query_table(values, self.ordering), weights, name_order(names))
 
 
 def subjects(ctx: Context, measures: list[Measure], notes: list[str],
@@ -114,15 +116,16 @@ def subjects(ctx: Context, measures: list[Measure], notes: list[str],
                      f"relevant item (trec_eval's and ir_measures' measures alone average over "
                      f"{len(coll.qids)})")
         arrays = {name: coll.on_evaluated(v) for name, v in arrays.items()}
+    runs = coll.run_names
     for name, is_pref in names:
         values = arrays[name]
         values = -values if name in lower else values
         if not is_pref:
-            out.append(Subject(name, values, "mean", name))
+            out.append(Subject(name, values, "mean", name, runs))
         elif ordering == "all":
-            out += [Subject(f"{name}:{o}", values, o, name) for o in ORDERINGS]
+            out += [Subject(f"{name}:{o}", values, o, name, runs) for o in ORDERINGS]
         else:
-            out.append(Subject(name, values, ordering, name))
+            out.append(Subject(name, values, ordering, name, runs))
     return out
 
 
@@ -429,10 +432,15 @@ def tie_share(values: np.ndarray) -> float:
 
 
 def pearson_r(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson's correlation of two samples; NaN when either is constant."""
-    dx, dy = x - x.mean(), y - y.mean()
-    norm = math.sqrt(float(dx @ dx) * float(dy @ dy))
-    return float(dx @ dy) / norm if norm > 0 else float("nan")
+    """Pearson's r of two measures' differences over the run pairs, each pair taken both ways,
+    (x, y) and (-x, -y): which run of a pair comes first is the order they were given in, and
+    must not move r (centring one orientation did: 0.961 or 0.966 for the same runs). The
+    points' means are then 0, so r = Σxy / sqrt(Σx² Σy²), each sum correctly rounded
+    (math.fsum), so the order of the pairs cannot move its last bit either. NaN when either
+    is all 0."""
+    sxy, sxx, syy = (math.fsum((u * v).tolist()) for u, v in ((x, y), (x, x), (y, y)))
+    norm = math.sqrt(sxx * syy)
+    return sxy / norm if norm > 0 else float("nan")
 
 
 def require_analyses(opts: MetaOptions) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aggregate import TIE_TOLERANCE, UNIT_ROUNDOFF, mean_preference
+from .aggregate import TIE_TOLERANCE, UNIT_ROUNDOFF, mean_preference, name_order
 from .core import permuted_sums
 from .errors import InputError
 from .pipeline import Options, default_measures, evaluate_runs
@@ -212,7 +212,7 @@ def significance(values: np.ndarray, test: str, permutations: int,
     ``names``, the random draws are made over the runs sorted by name, so the p-values do not
     depend on the order in which the runs were given."""
     if names is not None:
-        order = np.array(sorted(range(len(names)), key=lambda i: names[i]), dtype=np.int64)
+        order = name_order(names)
         position = np.empty_like(order)
         position[order] = np.arange(len(order))
         canonical = values[:, order] if values.ndim == 2 else values[:, order][:, :, order]
