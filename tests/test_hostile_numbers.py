@@ -165,6 +165,27 @@ def test_a_grade_keeps_its_integer_part_where_its_double_rounds_to_a_whole_numbe
     assert te[0] == te[1]
 
 
+@pytest.mark.parametrize("written", ["1e-400", "1e-324", "0x1p-1100", "000001e-999"])
+def test_a_positive_grade_that_underflows_to_zero_stays_relevant(tmp_path, written):
+    """``1e-400`` is the double 0.0, but the number written is above 0, so the document is
+    relevant to RPP (contract §1: grade > 0), as ``1e-300`` is: it was silently not (one
+    population fewer, asl 2 and 1 instead of 1.5 and 1.5); trec_eval's measures see grade 0
+    either way. A zero written long (``0.00000``, ``-0e-999``) stays 0."""
+    run_a, run_b = tmp_path / "A", tmp_path / "B"
+    run_a.write_text("q1 Q0 doc-a 1 2 A\nq1 Q0 doc-b 2 1 A\n")
+    run_b.write_text("q1 Q0 doc-b 1 2 B\nq1 Q0 doc-a 2 1 B\n")
+    outs = {}
+    for grade in (written, "1e-300", "0.00000", "-0e-999", "0"):
+        qrels = tmp_path / f"qrels{len(outs)}"
+        qrels.write_text(f"q1 0 doc-a {grade}\nq1 0 doc-b 1\n")
+        res = rpp("eval", "-q", "-m", "rpp", "-m", "asl", "-m", "map", qrels, run_a, run_b)
+        assert res.code == 0, res.err
+        outs[grade] = res.out
+    assert outs[written] == outs["1e-300"] != outs["0"]
+    assert "-0.3333" in outs[written]
+    assert outs["0.00000"] == outs["-0e-999"] == outs["0"]
+
+
 def test_fractional_grades_count_by_their_integer_part_in_trec_measures(tmp_path):
     """Grades 2.7 and 2 are one gain to trec_eval's measures (its atol), while RPP's
     populations keep 2.7 apart from 2 (contract §1)."""

@@ -156,14 +156,20 @@ def _exact(text: str) -> Fraction:
 # Fewer significant digits than this cannot round onto a whole number from a value that is
 # not one (a double carries 15.9 of them; 16 bytes of text hold at most 16).
 _ROUNDING_TEXT = 16
+# Nor can a shorter text underflow to 0 (1e-324, the shortest that does, has 6 bytes).
+_UNDERFLOW_TEXT = 6
 
 
 def _integer_parts_kept(col: Column, grades: np.ndarray) -> np.ndarray:
-    """``grades`` with each one that rounding made whole (``0.99999999999999999`` is the
-    double 1.0) moved to the next double toward zero, so that its integer part (trec_eval's,
-    contract §1) and its comparisons with whole levels are those of the number written. Only
-    whole grades of 16 bytes or more are checked, exactly, once per distinct text."""
-    rows = np.flatnonzero((col.lens >= _ROUNDING_TEXT) & (grades == np.trunc(grades)))
+    """``grades`` with each one that rounding made whole moved one double toward the number
+    written, so that its integer part (trec_eval's, contract §1), its comparisons with whole
+    levels and its relevance (grade > 0) are those of the number written: ``0.99999999999999999``
+    (the double 1.0) is just below 1, ``1e-400`` (0.0) the smallest positive double. Only whole
+    grades of 16 bytes or more, and zeros of 6 or more, are checked, exactly, once per
+    distinct text."""
+    whole = grades == np.trunc(grades)
+    rows = np.flatnonzero(whole & ((col.lens >= _ROUNDING_TEXT)
+                                   | ((col.lens >= _UNDERFLOW_TEXT) & (grades == 0))))
     if not len(rows):
         return grades
     # one text, one double: rows are grouped by their double, and those whose text is their
@@ -175,14 +181,22 @@ def _integer_parts_kept(col: Column, grades: np.ndarray) -> np.ndarray:
     lead = first[group]
     same = (grid == grid[lead]).all(axis=1)
     ask = np.union1d(first, np.flatnonzero(~same))  # groups' first rows, and any other text
-    crossed = np.zeros(len(rows), dtype=bool)
-    crossed[ask] = [abs(_exact(col.bytes(int(rows[k])).decode("ascii"))) < abs(grades[rows[k]])
-                    for k in ask.tolist()]
-    crossed = np.where(same, crossed[lead], crossed)
+    toward = np.full(len(rows), np.nan)  # where each moves: 0.0, ±inf, or nowhere (nan)
+    toward[ask] = [_toward(_exact(col.bytes(int(rows[k])).decode("ascii")), grades[rows[k]])
+                   for k in ask.tolist()]
+    toward = np.where(same, toward[lead], toward)
+    moved = ~np.isnan(toward)
     grades = grades.copy()
-    moved = rows[crossed]
-    grades[moved] = np.nextafter(grades[moved], 0.0)
+    grades[rows[moved]] = np.nextafter(grades[rows[moved]], toward[moved])
     return grades
+
+
+def _toward(exact: Fraction, grade: float) -> float:
+    """Where a whole ``grade`` moves to be on the side of the ``exact`` number written: 0.0
+    when rounding took it up onto a whole number, ±inf when it underflowed to 0, else nan."""
+    if grade == 0 and exact != 0:
+        return math.inf if exact > 0 else -math.inf
+    return 0.0 if abs(exact) < abs(grade) else math.nan
 
 
 def judgments(table: Table, grades: np.ndarray, keep_dictionary: bool = False
