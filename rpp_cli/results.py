@@ -84,6 +84,20 @@ class _Grid:
                 self.values[a:b][:, self.run, self.other].ravel())
 
 
+PART_ROWS = 1 << 16  # rows of one of :meth:`Results.parts`, at most, unless a query has more
+
+
+def row_bounds(counts: np.ndarray, rows: int) -> np.ndarray:
+    """Query-key bounds (0 first, len(counts) last) cutting keys with ``counts`` rows each into
+    shards of at most ``rows`` rows, unless one key has more: greedily, a search per shard."""
+    total = np.cumsum(counts)
+    bounds = [0]
+    while bounds[-1] < len(counts):
+        done = int(total[bounds[-1] - 1]) if bounds[-1] else 0
+        bounds.append(max(bounds[-1] + 1, int(np.searchsorted(total, done + rows, "right"))))
+    return np.array(bounds, dtype=np.int64)
+
+
 def _key(q: np.ndarray, n_qids: int) -> np.ndarray:
     """Query keys: the index, ``n_qids`` for ``all`` (-1), which comes last."""
     return np.where(q < 0, n_qids, q)
@@ -133,6 +147,16 @@ class Results:
         m, q, r, o, v = (np.concatenate(c) for c in zip(*parts))
         order = np.lexsort((o, r, m, _key(q, len(self.qids))))
         return m[order], q[order], r[order], o[order], v[order]
+
+    def parts(self, summary: bool = True, rows: int | None = None
+              ) -> Iterator[tuple[np.ndarray, ...]]:
+        """:meth:`columns` a shard of whole queries at a time, of at most ``rows`` rows unless
+        one query has more (``all`` rows last, only with ``summary``): a writer holds a shard's
+        rows as Python objects, not the table's."""
+        counts = self.key_counts()
+        bounds = row_bounds(counts if summary else counts[:-1], rows or PART_ROWS)
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            yield self.part(lo, hi)
 
     def key_counts(self) -> np.ndarray:
         """(Q + 1,) rows per query key (the last: the ``all`` rows)."""

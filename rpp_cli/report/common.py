@@ -84,15 +84,14 @@ def coded_rows(results: Results, summary: bool = True
     contract §7 order.
 
     Writers encode each name once and then only index, which keeps millions of per-query
-    rows cheap. Without ``summary`` the ``all`` rows are left out.
+    rows cheap; the rows come a shard of queries at a time (:meth:`Results.parts`), so memory
+    follows a shard, not the output. Without ``summary`` the ``all`` rows are left out.
     """
-    m, q, r, o, v = results.columns()
-    if not summary:
-        keep = q >= 0
-        m, q, r, o, v = m[keep], q[keep], r[keep], o[keep], v[keep]
-    q = np.where(q < 0, len(results.qids), q)
-    rows = zip(m.tolist(), q.tolist(), r.tolist(), o.tolist(), v.tolist())
-    return results.measures, [ident(q) for q in results.qids] + [ALL], results.runs, rows
+    def rows() -> Iterator[tuple]:
+        for m, q, r, o, v in results.parts(summary):
+            q = np.where(q < 0, len(results.qids), q)
+            yield from zip(m.tolist(), q.tolist(), r.tolist(), o.tolist(), v.tolist())
+    return results.measures, [ident(q) for q in results.qids] + [ALL], results.runs, rows()
 
 
 def write_lines(out: TextIO, lines: Iterable[str], chunk: int = 65536) -> None:

@@ -10,7 +10,7 @@ exactly one cell, so the tables hold the same numbers as every other format.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, TextIO
+from typing import Callable, Iterator, TextIO
 
 from ..results import Results
 from .common import coded_rows, is_count, number
@@ -41,32 +41,42 @@ def per_run_title(qid: str, subject: str = "run") -> str:
     return f"{PER_RUN} ({qid})" if subject == "run" else f"per-{subject} values ({qid})"
 
 
-def tables(results: Results, precision: int = 4, summary: bool = True) -> list[Table]:
-    """Every table of ``results`` in output order (see the module docstring)."""
+def tables(results: Results, precision: int = 4, summary: bool = True) -> Iterator[Table]:
+    """Every table of ``results`` in output order (see the module docstring), a query's at a
+    time: rows come grouped by query, so only one query's cells are held."""
     measures, qids, runs, rows = coded_rows(results, summary)
-    pairs: dict[int, dict[int, dict[tuple[int, int], str]]] = {}  # q -> m -> (r, o) -> text
-    singles: dict[int, dict[int, dict[int, str]]] = {}  # q -> m -> r -> text
+    query, pairs, singles = -1, {}, {}  # the query's m -> (r, o) -> text, m -> r -> text
     for m, q, r, o, v in rows:
+        if q != query:
+            yield from _query_tables(results, qids[query], pairs, singles)
+            query, pairs, singles = q, {}, {}
         text = number(v, precision, is_count(measures[m]))
         if o < 0:
-            singles.setdefault(q, {}).setdefault(m, {})[r] = text
+            singles.setdefault(m, {})[r] = text
         else:
-            pairs.setdefault(q, {}).setdefault(m, {})[(r, o)] = text
-    out: list[Table] = []
-    for q in sorted(set(pairs) | set(singles)):
-        for m, grid in sorted(pairs.get(q, {}).items()):
-            cells = [[grid.get((r, o)) for o in range(len(runs))] for r in range(len(runs))]
-            out.append(Table(pair_title(measures[m], qids[q], results.subject), measures[m],
-                             list(runs), list(runs), cells))
-        columns = sorted(singles.get(q, {}).items())
-        if columns:
-            cells = [[col.get(r) for _, col in columns] for r in range(len(runs))]
-            out.append(Table(per_run_title(qids[q], results.subject), results.subject,
-                             [measures[m] for m, _ in columns], list(runs), cells))
-    return out
+            pairs.setdefault(m, {})[(r, o)] = text
+    if query >= 0:
+        yield from _query_tables(results, qids[query], pairs, singles)
+
+
+def _query_tables(results: Results, qid: str, pairs: dict[int, dict[tuple[int, int], str]],
+                  singles: dict[int, dict[int, str]]) -> Iterator[Table]:
+    """The tables of one query: a square one per pair measure, then the per-run one."""
+    measures, runs, n = results.measures, results.runs, len(results.runs)
+    for m, grid in sorted(pairs.items()):
+        cells = [[grid.get((r, o)) for o in range(n)] for r in range(n)]
+        yield Table(pair_title(measures[m], qid, results.subject), measures[m], list(runs),
+                    list(runs), cells)
+    columns = sorted(singles.items())
+    if columns:
+        cells = [[col.get(r) for _, col in columns] for r in range(n)]
+        yield Table(per_run_title(qid, results.subject), results.subject,
+                    [measures[m] for m, _ in columns], list(runs), cells)
 
 
 def write_tables(render: Callable[[Table], str], results: Results, out: TextIO,
                  precision: int = 4, summary: bool = True) -> None:
-    """Every table of ``results`` rendered by ``render``, blank-line separated."""
-    out.write("\n".join(render(t) for t in tables(results, precision, summary)))
+    """Every table of ``results`` rendered by ``render``, blank-line separated, written as it
+    is made."""
+    for i, table in enumerate(tables(results, precision, summary)):
+        out.write(render(table) if i == 0 else "\n" + render(table))

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core import format_rows
 from ..engine import Lazy, Processes, query_shards, write_all, writers
-from ..results import ALL, Results
+from ..results import ALL, Results, row_bounds
 from .common import is_count
 
 # Rows formatted at once, at most (unless one query has more): bounded memory. Each of 16
@@ -74,11 +74,8 @@ def bytes_writer(out: TextIO) -> Callable[[bytes], object]:
 def _shard_bounds(counts: np.ndarray, workers: int) -> np.ndarray:
     """Query-key bounds of the output shards: the engine's query shards (weighted by rows),
     cut further so that no shard has over _CHUNK rows unless one query does."""
-    total = np.cumsum(counts)
-    cuts = np.searchsorted(total, np.arange(_CHUNK, int(total[-1]) if len(total) else 0,
-                                            _CHUNK), side="right")
-    return np.unique(np.concatenate((query_shards(counts + 1, workers), cuts,
-                                     [len(counts)])))
+    return np.unique(np.concatenate((query_shards(counts + 1, workers),
+                                     row_bounds(counts, _CHUNK))))
 
 
 def _names(results: Results) -> tuple[bytes, np.ndarray, np.ndarray, np.ndarray]:
