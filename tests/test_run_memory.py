@@ -22,7 +22,10 @@ import rpp_cli.core.table as table
 import rpp_cli.join as join
 from rpp_cli.join import _ties_and_trec_order, _without
 from rpp_cli.core import column_of, rank_rows
+from rpp_cli.errors import InputError
 from rpp_cli.io.runs import read_run
+
+from .conftest import rpp
 
 TITLES = ("Zürich", "São_Paulo", "Москва", "東京都")
 
@@ -326,3 +329,29 @@ def test_dedup_prints_what_the_file_without_its_repeats_prints(tmp_path, seed):
         got = rpp("eval", "--dedup", *args, qrels, *repeated)
         assert want.code == got.code == 0, got.err
         assert got.out == want.out, (seed, args)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_line_longer_than_the_limit_is_refused_before_it_is_held(tmp_path, threads):
+    """A 40 MiB line of blanks (40 KB gzipped) was held whole, twice over, before its error
+    (a 1 GB one, 1 MB gzipped: 2 GB): the reader now refuses a line once it passes
+    MAX_LINE_BYTES without a line end, holding a window or two, and names it as the whole
+    file would (standard input is held whole and gives the same line)."""
+    data = b"q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n" + b" \t" * (20 << 20) + b"\nq1 Q0 d3 3 0 t\n"
+    path = tmp_path / "run.gz"
+    path.write_bytes(gzip.compress(data, compresslevel=1, mtime=0))
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError) as err:
+            read_run(str(path), threads=threads)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(err.value) == f"{path}:3: line longer than 1,048,576 bytes (a field holds " \
+                             "at most 4,096)"
+    assert peak <= 4 * table.WINDOW_BYTES, peak
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\n")
+    res = rpp("eval", "-m", "map", qrels, "-", stdin=data)
+    assert (res.code, res.err) == (2, "rpp: -:3: line longer than 1,048,576 bytes (a field "
+                                      "holds at most 4,096)\n")

@@ -72,7 +72,8 @@ static int all_in_range(const int64_t *x, Py_ssize_t n, int64_t bound, const cha
 
 /* ---------------------------------------------------------------- split */
 
-enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3, ERR_UNSAFE = 4 };
+enum { ERR_NONE = 0, ERR_CONTROL = 1, ERR_TOO_LONG = 2, ERR_CAPACITY = 3, ERR_UNSAFE = 4,
+       ERR_LINE = 5 };
 
 /* Byte classes of the tokenizer: part of a field, a blank (space, tab), a byte >= 0x80 (the
  * start of a UTF-8 sequence or a byte that is not UTF-8: looked at by high_field), or anything
@@ -162,7 +163,15 @@ high_field(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *at, u
     return i;
 }
 
-/* split(data, fields, max_token, nfields_out, starts_out, lens_out)
+/* Whether the line starting at p[ls] has more than max_line bytes before its LF (or before
+ * the data's end, where it has none): decided by its first max_line + 1 bytes alone, so that
+ * a reader holding only those (a streamed file) decides it as one holding the whole line. */
+static int line_too_long(const unsigned char *p, Py_ssize_t ls, Py_ssize_t n,
+                         Py_ssize_t max_line) {
+    return n - ls > max_line && memchr(p + ls, '\n', (size_t)max_line + 1) == NULL;
+}
+
+/* split(data, fields, max_token, max_line, nfields_out, starts_out, lens_out)
  *   -> (rows, error, error_offset, a, b)
  *
  * Lines end at LF; a CR directly before LF (or at the end of the data) is part of the line
@@ -171,14 +180,16 @@ high_field(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *at, u
  * 0x20, and 0x7f, stops with ERR_CONTROL (a = the byte); a character that high_field refuses
  * stops with ERR_UNSAFE (a = its code point, or the byte when it is not UTF-8; b = 1 for a
  * byte that is not UTF-8, else 0); a field longer than max_token stops
- * with ERR_TOO_LONG (a = 1-based field, b = its length). error_offset is the byte offset of
+ * with ERR_TOO_LONG (a = 1-based field, b = its length). A line of more than max_line bytes
+ * stops with ERR_LINE at its start, before any error within it. error_offset is the byte offset of
  * the error (its line is counted by the caller). For each row: its number of fields, and for
  * the fields listed in `fields` (0-based) start offset and length, column-major: field j of
  * row r at [j * capacity + r], -1 / 0 when the row has no such field. */
 static PyObject *split(PyObject *self, PyObject *args) {
     PyObject *data_o, *fields_o, *nf_o, *st_o, *ln_o;
-    Py_ssize_t max_token;
-    if (!PyArg_ParseTuple(args, "OOnOOO", &data_o, &fields_o, &max_token, &nf_o, &st_o, &ln_o))
+    Py_ssize_t max_token, max_line;
+    if (!PyArg_ParseTuple(args, "OOnnOOO", &data_o, &fields_o, &max_token, &max_line, &nf_o,
+                          &st_o, &ln_o))
         return NULL;
     Views vs = {.n = 0};
     PyObject *result = NULL;
@@ -211,7 +222,7 @@ static PyObject *split(PyObject *self, PyObject *args) {
     Py_ssize_t i = (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) ? 3 : 0;
     while (i < n && err == ERR_NONE) {
         /* one line: [i, end) */
-        Py_ssize_t nfld = 0;
+        Py_ssize_t nfld = 0, ls = i;
         int comment = 0;
         if (rows >= cap) { err = ERR_CAPACITY; err_at = i; break; }
         for (Py_ssize_t j = 0; j < k; j++) {
@@ -220,9 +231,12 @@ static PyObject *split(PyObject *self, PyObject *args) {
         }
         for (;;) {
             while (i < n && byte_class[p[i]] == BLANK) i++;
-            if (i >= n) break;
+            if (i >= n || p[i] == '\n') { /* the line's end: one compare, no second scan */
+                if (i - ls > max_line) { err = ERR_LINE; err_at = ls; }
+                if (i < n) i++;
+                break;
+            }
             unsigned char c = p[i];
-            if (c == '\n') { i++; break; }
             if (c == '\r' && (i + 1 == n || p[i + 1] == '\n')) { i++; continue; }
             /* a field: bytes of class FIELD, ended by a blank, a line end or the data end */
             Py_ssize_t s = i;
@@ -253,6 +267,9 @@ static PyObject *split(PyObject *self, PyObject *args) {
                 lens[field_slot[nfld] * cap + rows] = (int32_t)(i - s);
             }
             if (nfld < INT32_MAX) nfld++;
+        }
+        if (err != ERR_NONE && err != ERR_LINE && line_too_long(p, ls, n, max_line)) {
+            err = ERR_LINE; err_at = ls; /* the line's length decides before what is in it */
         }
         if (err != ERR_NONE) break;
         if (nfld > 0 && !comment) nfields[rows++] = (int32_t)nfld;

@@ -23,12 +23,16 @@ from . import _kernel
 from .source import read_source, source_chunks
 
 MAX_TOKEN_BYTES = 4096  # the longest field (qid, docno, score, tag ...) a file may hold
+# The longest line, LF aside (six fields of MAX_TOKEN_BYTES and their blanks need far less): a
+# streamed reader holds a line whole before its LF, so a longer one is refused, not read on
+# (a 1 GB line of spaces, 1 MB gzipped, cost 2 GB before its error).
+MAX_LINE_BYTES = 1 << 20
 MAX_INPUT_BYTES = 16 << 30  # per file, decompressed, unless RPP_MAX_INPUT_BYTES says otherwise
 LIMIT_VARIABLE = "RPP_MAX_INPUT_BYTES"
 WINDOW_BYTES = 4 << 20  # text a streamed reader tokenises at once (cut after a line end)
 BOM = b"\xef\xbb\xbf"
 
-_ERR_CONTROL, _ERR_TOO_LONG, _ERR_UNSAFE = 1, 2, 4
+_ERR_CONTROL, _ERR_TOO_LONG, _ERR_UNSAFE, _ERR_LINE = 1, 2, 4, 5
 
 
 _AGAIN: dict[str, bytearray] = {}  # files read ahead of their turn, kept for their one reader
@@ -348,15 +352,20 @@ def _buffers(chunks: Iterable[bytes], piece_bytes: int, state: dict) -> Iterator
     window of ``chunks``, a window at a time, in file order; once ``state["failed"]``, the
     rest is read and not split."""
     pending: list[bytes] = []
-    size, line0, want = 0, 0, WINDOW_BYTES
+    size, line0, want, cut_short = 0, 0, WINDOW_BYTES, False
     for final, chunk in _with_end(chunks):
-        if state["failed"] is not None:
+        if state["failed"] is not None or cut_short:
             continue
         pending.append(bytes(chunk))
         size += len(chunk)
         if size < want and not final:
             continue
         buffer = b"".join(pending)
+        # a line past MAX_LINE_BYTES with no LF yet: its start goes to the tokenizer, which
+        # refuses it as it would the whole line, and the rest is read, not kept (what waits
+        # for more data is then under a window and a line: memory stays bounded)
+        cut_short = len(buffer) - buffer.rfind(b"\n") - 1 > MAX_LINE_BYTES
+        final = final or cut_short
         pieces, pos = [], 0
         for cut in _cuts(buffer, final, piece_bytes):
             piece, base = memoryview(buffer)[pos:cut], line0
@@ -369,8 +378,8 @@ def _buffers(chunks: Iterable[bytes], piece_bytes: int, state: dict) -> Iterator
         yield pieces
         pending = [buffer[pos:]]
         size = len(pending[0])
-        # a line longer than the window (no LF yet): scan again once the buffer has doubled,
-        # so a file without line ends costs linear, not quadratic, time
+        # a line longer than the window (no LF yet; under MAX_LINE_BYTES when the window is
+        # smaller): scan again once the buffer has doubled, so that its time stays linear
         want = WINDOW_BYTES if size < WINDOW_BYTES else 2 * size
 
 
@@ -435,7 +444,8 @@ def _split_piece(path: str, data: bytes | bytearray | memoryview, fields: tuple[
     nfields = np.empty(capacity, dtype=np.int32)
     starts = np.empty(capacity * len(want), dtype=np.int64)
     lens = np.empty(capacity * len(want), dtype=np.int32)
-    rows, err, at, a, b = _kernel.split(data, want, MAX_TOKEN_BYTES, nfields, starts, lens)
+    rows, err, at, a, b = _kernel.split(data, want, MAX_TOKEN_BYTES, MAX_LINE_BYTES, nfields,
+                                        starts, lens)
     nfields = nfields[:rows]
     wrong = ~np.isin(nfields, counts)
     if more_ok:
@@ -450,6 +460,9 @@ def _split_piece(path: str, data: bytes | bytearray | memoryview, fields: tuple[
                          line0 + line_at(data, at))
     if err == _ERR_UNSAFE:
         raise InputError(unsafe_message(a, bool(b)), path, line0 + line_at(data, at))
+    if err == _ERR_LINE:
+        raise InputError(f"line longer than {MAX_LINE_BYTES:,} bytes (a field holds at most "
+                         f"{MAX_TOKEN_BYTES:,})", path, line0 + line_at(data, at))
     if err == _ERR_TOO_LONG:
         raise InputError(f"field {a} is {b:,} bytes long, over the limit of {MAX_TOKEN_BYTES:,}",
                          path, line0 + line_at(data, at))

@@ -53,13 +53,16 @@ def first_unsafe(line: bytes) -> tuple[int, int, bool] | None:
     return None
 
 
-def reference_split(data: bytes, max_token: int):
-    """trec_eval's rules written out line by line: (rows [(nfields, [fields])], error)."""
+def reference_split(data: bytes, max_token: int, max_line: int = 1 << 20):
+    """trec_eval's rules written out line by line: (rows [(nfields, [fields])], error). A line
+    of more than ``max_line`` bytes before its LF is an error before anything in it."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     rows = []
     lines = data.split(b"\n")
     for number, line in enumerate(lines):
+        if len(line) > max_line:
+            return rows, ("line", number)
         if line.endswith(b"\r"):
             line = line[:-1]
         control = re.search(rb"[\x00-\x08\x0a-\x1f\x7f]", line)
@@ -85,13 +88,13 @@ def reference_split(data: bytes, max_token: int):
     return rows, None
 
 
-def kernel_split(data: bytes, max_token: int):
+def kernel_split(data: bytes, max_token: int, max_line: int = 1 << 20):
     cap = data.count(b"\n") + 1
     want = np.arange(8, dtype=np.int32)
     nfields = np.empty(cap, dtype=np.int32)
     starts = np.empty(cap * 8, dtype=np.int64)
     lens = np.empty(cap * 8, dtype=np.int32)
-    n, err, at, a, b = _kernel.split(data, want, max_token, nfields, starts, lens)
+    n, err, at, a, b = _kernel.split(data, want, max_token, max_line, nfields, starts, lens)
     rows = []
     for r in range(n):
         fields = [data[starts[j * cap + r]:starts[j * cap + r] + lens[j * cap + r]]
@@ -99,20 +102,48 @@ def kernel_split(data: bytes, max_token: int):
         rows.append(fields)
     line = data.count(b"\n", 0, at) if err else None
     error = {0: None, 1: ("control", line, a), 2: ("too long", line),
-             4: ("unsafe", line, a, bool(b))}[err]
+             4: ("unsafe", line, a, bool(b)), 5: ("line", line)}[err]
     return rows, error
 
 
 @settings(max_examples=1000, deadline=None)
-@given(st.lists(st.sampled_from(PIECES), max_size=40), st.integers(1, 12))
-def test_split_matches_the_reference(pieces, max_token):
+@given(st.lists(st.sampled_from(PIECES), max_size=40), st.integers(1, 12),
+       st.sampled_from([1 << 20, 1, 3, 8, 15, 30, 60]))
+def test_split_matches_the_reference(pieces, max_token, max_line):
     """Fields, and the first error of each kind at its line: a control byte, a field too
-    long, a refused character (C1, U+2028/9, bidi; a byte 0x80-0x9f that is not UTF-8)."""
+    long, a refused character (C1, U+2028/9, bidi; a byte 0x80-0x9f that is not UTF-8), a
+    line too long (before anything in it)."""
     data = b"".join(pieces)
-    want_rows, want_error = reference_split(data, max_token)
-    got_rows, got_error = kernel_split(data, max_token)
+    want_rows, want_error = reference_split(data, max_token, max_line)
+    got_rows, got_error = kernel_split(data, max_token, max_line)
     assert got_error == want_error
     assert got_rows == [fields[:8] for fields in want_rows]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40), st.integers(1, 12),
+       st.integers(1, 60), st.data())
+def test_a_line_too_long_is_decided_by_its_first_bytes(pieces, max_token, max_line, data):
+    """What a streamed reader holds of a long line (its first max_line + 1 bytes or more,
+    cut anywhere after) gives the error the whole data gives: the line's length decides
+    before the bytes in it, so cutting the line cannot change the error."""
+    text = b"".join(pieces)
+    whole = kernel_split(text, max_token, max_line)
+    if whole[1] is None or whole[1][0] != "line":
+        return
+    start = _line_start(text, whole[1][1])
+    if start == 0 and text.startswith(b"\xef\xbb\xbf"):  # not part of the first line
+        start = 3
+    cut = data.draw(st.integers(start + max_line + 1, len(text)))
+    assert kernel_split(text[:cut], max_token, max_line) == whole
+
+
+def _line_start(text: bytes, number: int) -> int:
+    """The offset where 0-based line ``number`` of ``text`` starts."""
+    at = 0
+    for _ in range(number):
+        at = text.index(b"\n", at) + 1
+    return at
 
 
 REFUSED = [*range(0x80, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
@@ -128,8 +159,8 @@ def test_every_code_point_and_every_lone_byte():
     cap = len(allowed) + 1
     nfields = np.empty(cap, dtype=np.int32)
     starts, lens = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int32)
-    rows, err, _, _, _ = _kernel.split(data, np.zeros(1, dtype=np.int32), 4096, nfields,
-                                       starts, lens)
+    rows, err, _, _, _ = _kernel.split(data, np.zeros(1, dtype=np.int32), 4096, 1 << 20,
+                                       nfields, starts, lens)
     assert err == 0 and rows == len(allowed) == 1_112_064 - 128 - 43
     assert (lens[:rows] == np.array([len(chr(c).encode()) + 1 for c in allowed])).all()
     for code in REFUSED:
@@ -323,9 +354,9 @@ def test_bad_arguments_are_python_errors_not_crashes():
     """Every early exit of the kernel releases what it holds and raises."""
     i64, i32, f64 = (np.zeros(2, dtype=t) for t in (np.int64, np.int32, np.float64))
     with pytest.raises(TypeError):
-        _kernel.split(b"a b\n", np.zeros(1, dtype=np.int64), 10, i32, i64, i32)  # fields int64
+        _kernel.split(b"a b\n", np.zeros(1, dtype=np.int64), 10, 99, i32, i64, i32)  # fields int64
     with pytest.raises(ValueError):
-        _kernel.split(b"a b\n", np.zeros(1, dtype=np.int32), 10, i32, i64[:1], i32)  # too small
+        _kernel.split(b"a b\n", np.zeros(1, dtype=np.int32), 10, 99, i32, i64[:1], i32)  # too small
     with pytest.raises(ValueError):
         _kernel.parse_floats(b"1 2", i64, i32, np.zeros(3))
     with pytest.raises(ValueError):

@@ -110,6 +110,12 @@ BAD_LINES = [
      "not a text file: control byte 0x7f; expected run: qid Q0 docno rank score [tag]", 10),
     ("repeated docno", b"q1 Q0 d1 3 0.5 tagA\n", "docno 'd1' repeated in query q1 (first at "
      "line 1); use --dedup to keep the best-scored copy", 7),
+    ("line too long", b"q2 Q0 d5 3 0.5 tagA" + b" " * (1 << 20) + b"\n", "line longer than "
+     "1,048,576 bytes (a field holds at most 4,096)", 7),
+    ("line too long, with a control byte in it", b"q2 Q0 d5\x01 3" + b"\t" * (1 << 20) + b"\n",
+     "line longer than 1,048,576 bytes (a field holds at most 4,096)", 7),
+    ("line too long, a comment", b"# " + b"y" * (3 << 20), "line longer than 1,048,576 "
+     "bytes (a field holds at most 4,096)", 7),
 ]
 
 
@@ -194,8 +200,9 @@ def test_a_file_without_line_ends_is_scanned_a_logarithmic_number_of_times(tmp_p
                                                                            monkeypatch):
     """A run saved with CR-only line ends is one long line: the reader looks for a line end
     again only once its buffer has doubled (2 MiB arriving 4 KiB at a time through a 1 KiB
-    window: 512 chunks, about log2(2048) scans, not one scan per chunk), and the error is
-    the one the whole file gives."""
+    window: 512 chunks, about log2(1024) scans before the line passes MAX_LINE_BYTES, not one
+    scan per chunk), and the error is the one the whole file gives: the line's length, which
+    decides before the CR in it."""
     from rpp_cli.core import source
 
     path = tmp_path / "cr.run"
@@ -207,8 +214,10 @@ def test_a_file_without_line_ends_is_scanned_a_logarithmic_number_of_times(tmp_p
     monkeypatch.setattr(table, "_cuts", lambda buffer, final, size: (
         scans.append(len(buffer)), real(buffer, final, size))[1])
     res = rpp("eval", "-m", "map", DEMO / "qrels", path)
-    assert res.code == 2 and ":1: " in res.err and "0x0d" in res.err, res.err
+    assert res.code == 2 and ":1: line longer than 1,048,576 bytes" in res.err, res.err
     assert 0 < len(scans) <= 16, len(scans)
+    whole = rpp("eval", "-m", "map", DEMO / "qrels", "-", stdin=path.read_bytes())
+    assert whole.err == res.err.replace(str(path), "-")
 
 
 @pytest.mark.parametrize("seed", range(12))
