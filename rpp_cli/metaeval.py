@@ -290,8 +290,12 @@ class Meta:
                 self._add("agreement_tau", [a.name for a, _ in pairs], taus,
                           [b.name for _, b in pairs])
 
+        order = name_order(self.ctx.collection.run_names)  # pairs summed in one order
+
         def per_query() -> tuple[list[float], list[float]]:
-            x = {name: pair_values(values).ravel() for name, values in diffs.items()}
+            x = {name: pair_values(values[:, order][:, :, order] if values.ndim == 3
+                                   else values[:, order]).ravel()
+                 for name, values in diffs.items()}
             return ([float(np.mean(np.sign(x[a]) == np.sign(x[b]))) for a, b in measured],
                     [pearson_r(x[a], x[b]) for a, b in measured])
 
@@ -435,12 +439,11 @@ def pearson_r(x: np.ndarray, y: np.ndarray) -> float:
     """Pearson's r of two measures' differences over the run pairs, each pair taken both ways,
     (x, y) and (-x, -y): which run of a pair comes first is the order they were given in, and
     must not move r (centring one orientation did: 0.961 or 0.966 for the same runs). The
-    points' means are then 0, so r = Σxy / sqrt(Σx² Σy²), each sum correctly rounded
-    (math.fsum), so the order of the pairs cannot move its last bit either. NaN when either
-    is all 0."""
-    sxy, sxx, syy = (math.fsum((u * v).tolist()) for u, v in ((x, y), (x, x), (y, y)))
-    norm = math.sqrt(sxx * syy)
-    return sxy / norm if norm > 0 else float("nan")
+    points' means are then 0, so r = Σxy / sqrt(Σx² Σy²), whose terms no orientation changes;
+    given the pairs in one order (meta sorts the runs by name), its bits are those of any
+    argument order. NaN when either is all 0."""
+    norm = math.sqrt(float(x @ x) * float(y @ y))
+    return float(x @ y) / norm if norm > 0 else float("nan")
 
 
 def require_analyses(opts: MetaOptions) -> None:

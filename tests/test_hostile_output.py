@@ -383,13 +383,15 @@ def test_the_drop_in_refuses_a_parameter_that_is_not_utf8(tmp_path):
     assert res.returncode == 0 and res.stdout.startswith(b"set_F_2\x1b[31m"), res.stdout
 
 
-def test_a_parameterised_text_measure_is_refused(tmp_path):
-    """``-m relstring.5`` printed nothing and exited 0 (only ``relstring`` was refused)."""
+@pytest.mark.parametrize("name", ["relstring.5", "relstring_5"])
+def test_a_parameterised_text_measure_is_refused(tmp_path, name):
+    """``-m relstring.5`` (or ``relstring_5``, its printed spelling) printed nothing and
+    exited 0 (only ``relstring`` was refused)."""
     q, runs = collection(tmp_path, ["r0", "r1"])
-    for args in (["eval", "-q"], ["compare"], ["meta"]):
-        res = rpp(*args, "-m", "relstring.5", q, *runs)
+    for args in (["eval", "-q"], ["compare"], ["meta"], ["eval", "-m", "map"]):
+        res = rpp(*args, "-m", name, q, *runs)
         assert (res.code, res.out) == (2, ""), res.err
-        assert res.err == "rpp: measure 'relstring.5' is text, not a number: rpp trec-eval " \
+        assert res.err == f"rpp: measure '{name}' is text, not a number: rpp trec-eval " \
                           "prints it\n"
 
 

@@ -117,7 +117,7 @@ def resolve(names: list[str] | None) -> list[Measure]:
                 slots.append((pos, Measure(name, METRIC, "trec",
                                            f"ir_measures' name for trec_eval's {spec}", trec=req,
                                            options={"shown_as": name, "level": rel})))
-        elif name.partition(".")[0] in trec.TEXT_MEASURES:
+        elif trec.base_name(name) in trec.TEXT_MEASURES:
             raise InputError(f"measure '{name}' is text, not a number: rpp trec-eval prints it")
         elif trec.is_trec_name(name):
             trec_names.append(name)

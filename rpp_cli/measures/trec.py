@@ -99,6 +99,12 @@ class TrecRequest:
         return [self.base]
 
 
+def base_name(name: str) -> str:
+    """The trec_eval measure ``name`` names, in either spelling: ``relstring_5`` and
+    ``relstring.5`` are ``relstring``."""
+    return (_underscore_form(name) or name).partition(".")[0]
+
+
 def is_trec_name(name: str) -> bool:
     """True when ``name`` looks like a trec_eval measure or nickname (params allowed)."""
     base = name.split(".", 1)[0]
