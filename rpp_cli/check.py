@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .aggregate import TIE_TOLERANCE, mean_preference
-from .errors import InputError
+from .errors import ASCII_DECIMAL, InputError
 from .pipeline import ALL_QUERIES, Options, evaluate_runs, unreached_levels
 from .measures import Measure, resolve
 from .report.common import Verdicts
@@ -77,10 +77,8 @@ def parse_max_drops(specs: tuple[str, ...]) -> list[tuple[str, float]]:
     out = []
     for spec in specs:
         name, eq, delta = spec.rpartition("=")
-        try:
-            value = float(delta)
-        except ValueError:
-            value = -1.0
+        # ASCII digits, as every number of the command line: float() reads 0_05 as 5
+        value = float(delta) + 0.0 if ASCII_DECIMAL.fullmatch(delta.strip()) else -1.0
         if not eq or not name or not 0 <= value < math.inf:
             raise InputError(f"--max-drop '{spec}': expected MEASURE=DELTA with a finite "
                              "DELTA >= 0")

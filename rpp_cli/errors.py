@@ -6,6 +6,15 @@ command documents another, e.g. ``rpp trec-eval`` follows trec_eval's codes) by 
 """
 from __future__ import annotations
 
+import re
+
+# What a number in an option may look like: ASCII digits, as C's atol and strtod read them
+# and as a reader of the command line sees them (Python's int() and float() also take
+# ``1_0``, ``١`` and ``０.５``, which trec_eval reads otherwise).
+ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
+ASCII_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
+                           r"|[+-]?(inf|infinity|nan)", re.IGNORECASE)
+
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2

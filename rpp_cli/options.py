@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from typing import Callable
 
 import click
 
 from . import engine
-from .errors import InputError, shown
+from .errors import ASCII_DECIMAL, ASCII_INTEGER, InputError, shown
 from .pipeline import Options
 from .progress import show_bars
 from .report import FORMATS
@@ -17,9 +16,6 @@ from .stats import DEFAULT_SEED, MAX_DRAWS, MAX_SEED
 from .io.runs import NAME_SOURCES
 from .parallel import default_jobs
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity|nan)",
-                      re.IGNORECASE)
 
 
 def once(ctx: click.Context, param: click.Parameter, values: tuple):
@@ -39,7 +35,7 @@ class Digits(click.IntRange):
     name = "integer"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, str) and not _INTEGER.fullmatch(value.strip()):
+        if isinstance(value, str) and not ASCII_INTEGER.fullmatch(value.strip()):
             self.fail(f"{value!r} is not a whole number in ASCII digits", param, ctx)
         return super().convert(value, param, ctx)
 
@@ -50,7 +46,7 @@ class Decimal(click.FloatRange):
     name = "float"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, str) and not _DECIMAL.fullmatch(value.strip()):
+        if isinstance(value, str) and not ASCII_DECIMAL.fullmatch(value.strip()):
             self.fail(f"{value!r} is not a number in ASCII digits", param, ctx)
         return super().convert(value, param, ctx)
 

@@ -79,6 +79,12 @@ def test_max_drop_gate(slightly_worse):
     assert loose.code == 0
 
 
+def test_a_delta_of_minus_zero_is_shown_as_zero(slightly_worse):
+    """``map=-0`` is a delta of 0 (a drop must be none), shown as ``0``, never ``-0``."""
+    res = rpp("check", QRELS, "--baseline", BEST, slightly_worse, "--max-drop", "map=-0")
+    assert res.code == 1 and "(allowed 0)" in res.err and "-0)" not in res.err, res.err
+
+
 def test_lower_is_better_measures_gate_the_right_way():
     """asl: lower is better, so the worse run has a positive difference and fails."""
     res = rpp("check", QRELS, "--baseline", BEST, WORST, "-m", "asl", "--max-drop", "asl=1")
@@ -111,6 +117,10 @@ def test_evidence_equals_rpp_eval_and_other_formats():
      "--max-drop 'map=inf': expected MEASURE=DELTA with a finite DELTA >= 0"),
     (["--max-drop", "map=nan"],
      "--max-drop 'map=nan': expected MEASURE=DELTA with a finite DELTA >= 0"),
+    # Python's float() reads these (0_05 as 5: a gate 100 times looser than written)
+    *[(["--max-drop", f"map={delta}"],
+       f"--max-drop 'map={delta}': expected MEASURE=DELTA with a finite DELTA >= 0")
+      for delta in ("0_05", "\u0660.\u0660\u0665", "\uff10.\uff10\uff15")],
     (["--max-drop", "rpp=0.1"],
      "--max-drop 'rpp': needs one per-run metric with per-query values that depend on the "
      "run (e.g. map, P.10)"),

@@ -186,6 +186,22 @@ def test_a_positive_grade_that_underflows_to_zero_stays_relevant(tmp_path, writt
     assert outs["0.00000"] == outs["-0e-999"] == outs["0"]
 
 
+def test_grades_with_huge_exponents_are_decided_at_once(tmp_path):
+    """``1e-100000000`` (relevant: the number written is above 0) and ``0e100000000`` (0)
+    were decided by writing the number out as a fraction, 10^100000000: rpp spun at full
+    CPU past 100 s (in a child here, so that a hang fails this test, not the run)."""
+    run_a, run_b = tmp_path / "A", tmp_path / "B"
+    run_a.write_text("q1 Q0 doc-a 1 2 A\nq1 Q0 doc-b 2 1 A\n")
+    run_b.write_text("q1 Q0 doc-b 1 2 B\nq1 Q0 doc-a 2 1 B\n")
+    for grade, value in (("1e-100000000", "-0.3333"), ("-1e-99999999999999999999", "-1.0000"),
+                         ("0e100000000", "-1.0000"), ("0.0e-99999999999999999999", "-1.0000")):
+        qrels = tmp_path / "qrels"
+        qrels.write_text(f"q1 0 doc-a {grade}\nq1 0 doc-b 1\n")
+        res = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-Q", "-m", "rpp",
+                              qrels, run_a, run_b], capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0 and res.stdout.splitlines()[0].split("\t")[-1] == value, grade
+
+
 def test_fractional_grades_count_by_their_integer_part_in_trec_measures(tmp_path):
     """Grades 2.7 and 2 are one gain to trec_eval's measures (its atol), while RPP's
     populations keep 2.7 apart from 2 (contract §1)."""

@@ -182,7 +182,7 @@ def _integer_parts_kept(col: Column, grades: np.ndarray) -> np.ndarray:
     same = (grid == grid[lead]).all(axis=1)
     ask = np.union1d(first, np.flatnonzero(~same))  # groups' first rows, and any other text
     toward = np.full(len(rows), np.nan)  # where each moves: 0.0, ±inf, or nowhere (nan)
-    toward[ask] = [_toward(_exact(col.bytes(int(rows[k])).decode("ascii")), grades[rows[k]])
+    toward[ask] = [_toward(col.bytes(int(rows[k])).decode("ascii"), grades[rows[k]])
                    for k in ask.tolist()]
     toward = np.where(same, toward[lead], toward)
     moved = ~np.isnan(toward)
@@ -191,12 +191,29 @@ def _integer_parts_kept(col: Column, grades: np.ndarray) -> np.ndarray:
     return grades
 
 
-def _toward(exact: Fraction, grade: float) -> float:
-    """Where a whole ``grade`` moves to be on the side of the ``exact`` number written: 0.0
-    when rounding took it up onto a whole number, ±inf when it underflowed to 0, else nan."""
-    if grade == 0 and exact != 0:
-        return math.inf if exact > 0 else -math.inf
-    return 0.0 if abs(exact) < abs(grade) else math.nan
+def _toward(text: str, grade: float) -> float:
+    """Where a whole ``grade`` read from ``text`` moves to be on the side of the number
+    written: 0.0 when rounding took it up onto a whole number, ±inf when it underflowed to
+    0, else nan. A zero is told from an underflow by its digits, never by writing the number
+    out (``0e100000000`` and ``1e-100000000`` would be 10^100000000)."""
+    hexadecimal = _HEX.fullmatch(text)
+    m = hexadecimal or _DECIMAL.fullmatch(text)
+    if m is None:  # not a number strtod took whole: no grade is made of it
+        return math.nan
+    if grade == 0:
+        if not re.search(r"[1-9a-fA-F]" if hexadecimal else r"[1-9]", m["mantissa"]):
+            return math.nan  # a zero, written long
+        return -math.inf if text.startswith("-") else math.inf
+    # a whole grade in range, not 0: its text's exponent is within its digits' count (a
+    # field has at most MAX_TOKEN_BYTES), or the number would be 0 or out of range
+    if abs(int(m["exponent"] or 0)) > 1 << 16:
+        return math.nan
+    return 0.0 if abs(_exact(text)) < abs(grade) else math.nan
+
+
+_HEX = re.compile(r"[+-]?0[xX](?P<mantissa>[0-9a-fA-F]*\.?[0-9a-fA-F]*)"
+                  r"(?:[pP](?P<exponent>[+-]?[0-9]+))?")
+_DECIMAL = re.compile(r"[+-]?(?P<mantissa>[0-9]*\.?[0-9]*)(?:[eE](?P<exponent>[+-]?[0-9]+))?")
 
 
 def judgments(table: Table, grades: np.ndarray, keep_dictionary: bool = False
