@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 
 import numpy as np
+import pytest
 
 from rpp_cli.io.qrels import read_subtopic_qrels
 
@@ -62,3 +63,46 @@ def test_bad_subtopic_qrels_are_one_line_errors(tmp_path):
                    r".*/empty: empty file: no subtopic qrels.*")
     one_error_line(rpp("eval", "--subtopics", tmp_path / "nope", PAPER / "qrels", run),
                    r".*/nope: no such file")
+
+
+def _relevant_docs_by_lines(path: str, ndeval: bool) -> dict:
+    """The reference: a literal pass over the lines, as rpp read them before (a set of docnos
+    per qid and subtopic, in first-line order, docnos sorted by their bytes)."""
+    out: dict = {}
+    for raw in open(path, "rb").read().splitlines():
+        fields = raw.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        qid, sub, doc, grade = (f.decode("utf-8", "surrogateescape") for f in fields)
+        if float(grade) <= 0 or (str(int(sub)) == "0" if ndeval else sub in ("0", "Q0")):
+            continue
+        name = str(int(sub)) if ndeval else sub
+        out.setdefault(qid, {}).setdefault(name, set()).add(doc)
+    return {q: {s: sorted(d, key=lambda t: t.encode("utf-8", "surrogateescape"))
+                for s, d in subs.items()} for q, subs in out.items()}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_relevant_docs_equal_a_pass_over_the_lines(tmp_path, seed):
+    """Subtopic qrels' relevant docnos, grouped by codes and one sort, equal a literal pass
+    over the lines: string qids (106_1), subtopics 01 and 1 (two for rpp, one for ndeval),
+    docnos of 1-60 bytes with shared prefixes, UTF-8 and a byte that is not UTF-8, repeated
+    lines, zero and negative grades, insertion orders of qids and subtopics kept."""
+    rng = np.random.default_rng(seed)
+    qids = [f"10{k}_{j}" for k in range(3) for j in range(1, 3)]
+    docs = [b"clueweb12-0000wb-00-%05d" % k for k in range(8)] + \
+        [b"d", "Zürich_\u6771".encode(), b"caf\xe9", b"x" * 60, b"|%"]
+    subs = [b"1", b"01", b"2", b"10", b"3"]
+    lines = []
+    for _ in range(int(rng.integers(1, 80))):
+        lines.append(b"%s %s %s %d" % (qids[rng.integers(len(qids))].encode(),
+                                        subs[rng.integers(len(subs))],
+                                        docs[rng.integers(len(docs))],
+                                        rng.integers(-1, 4)))
+    path = tmp_path / "sq"
+    path.write_bytes(b"\n".join(lines) + b"\nq9 0 dz 1\n")
+    for ndeval in (False, True):
+        got = read_subtopic_qrels(str(path), ndeval=ndeval).relevant_docs
+        want = _relevant_docs_by_lines(str(path), ndeval)
+        assert got == want and list(got) == list(want)
+        assert all(list(got[q]) == list(want[q]) for q in want)
