@@ -16,7 +16,7 @@ from .report.common import Verdicts
 from .results import ALL, Results
 from .measures.trec import GEOMETRIC, NOT_PER_QUERY, PAIR_PARAMS, TEXT_MEASURES, pytrec_level
 from .report.escape import markdown
-from .stats import (DEFAULT_SEED, pair_values, query_counts, significance, smallest_p,
+from .stats import (DEFAULT_SEED, of_runs, pair_values, query_counts, significance, smallest_p,
                     testable)
 
 GATE_TESTS = ("randomization", "ttest")
@@ -211,8 +211,7 @@ def _refuse_blind_gates(grades: np.ndarray, tested: list, dropped: list,
 
 def _pair(values: np.ndarray, c: int) -> np.ndarray:
     """The (candidate, baseline) slice of a (Q, R) or (Q, R, R) array, candidate first."""
-    idx = [c, 0]
-    return values[:, idx][:, :, idx] if values.ndim == 3 else values[:, idx]
+    return of_runs(values, [c, 0])
 
 
 def _higher_is_better(measures, output: str) -> bool:

@@ -38,7 +38,7 @@ from .pipeline import Context, Options, default_measures, evaluate_runs, measure
 from .measures import Measure, resolve
 from .results import Results
 from .stats import (DEFAULT_SEED, adjust, checked_count, checked_seed, kendall_tau_b,
-                    pair_values, significance, testable, ttest)
+                    of_runs, pair_values, significance, testable, ttest)
 
 ANALYSES = ("power", "ties", "agreement", "robustness", "predictive")
 JUDGED_POLICIES = ("random", "pool")
@@ -97,7 +97,7 @@ class Subject:
         among ``runs``."""
         values, names = self.values, self.run_names
         if runs is not None:
-            values = values[:, runs][:, :, runs] if values.ndim == 3 else values[:, runs]
+            values = of_runs(values, runs)
             names = [names[r] for r in runs]
         return subset_scores(*query_table(values, self.ordering), weights, name_order(names))
 
@@ -293,8 +293,7 @@ class Meta:
         order = name_order(self.ctx.collection.run_names)  # pairs summed in one order
 
         def per_query() -> tuple[list[float], list[float]]:
-            x = {name: pair_values(values[:, order][:, :, order] if values.ndim == 3
-                                   else values[:, order]).ravel()
+            x = {name: pair_values(of_runs(values, order)).ravel()
                  for name, values in diffs.items()}
             return ([float(np.mean(np.sign(x[a]) == np.sign(x[b]))) for a, b in measured],
                     [pearson_r(x[a], x[b]) for a, b in measured])

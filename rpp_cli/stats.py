@@ -55,6 +55,12 @@ _CACHE_ELEMENTS = 1 << 14
 _BLOCK_BYTES = 64 << 20  # HSD permutations a block (int64); where it binds, it fixes draws too
 
 
+def of_runs(values: np.ndarray, runs) -> np.ndarray:
+    """The values of ``runs`` alone, in that order: a metric's (Q, R) or a preference
+    measure's (Q, R, R), whose both run axes are taken."""
+    return values[:, runs][:, :, runs] if values.ndim == 3 else values[:, runs]
+
+
 def pair_values(values: np.ndarray) -> np.ndarray:
     """(Q, P) per-query value of every unordered pair (a < b): RPP(a, b) or m(a) - m(b).
 
@@ -215,7 +221,7 @@ def significance(values: np.ndarray, test: str, permutations: int,
         order = name_order(names)
         position = np.empty_like(order)
         position[order] = np.arange(len(order))
-        canonical = values[:, order] if values.ndim == 2 else values[:, order][:, :, order]
+        canonical = of_runs(values, order)
         p = significance(canonical, test, permutations, rng)
         n = len(names)
         ia, ib = np.triu_indices(n, 1)

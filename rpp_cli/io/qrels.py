@@ -144,13 +144,12 @@ def _read_otherwise_by_atol(table: Table, grades: np.ndarray) -> list[str]:
 def _exact(text: str) -> Fraction:
     """The number a grade's text (one strtod took whole) writes, exactly: decimal or C's
     hexadecimal (``0x1.8p3``)."""
-    m = re.fullmatch(r"([+-]?)0[xX]([0-9a-fA-F]*)\.?([0-9a-fA-F]*)(?:[pP]([+-]?[0-9]+))?", text)
+    m = _HEX.fullmatch(text)
     if m is None:
         return Fraction(text)
-    sign, whole, part, exponent = m.groups()
-    value = Fraction(int(whole + part or "0", 16), 16 ** len(part)) * Fraction(2) ** int(
-        exponent or 0)
-    return -value if sign == "-" else value
+    value = Fraction(int(m["whole"] + m["part"] or "0", 16), 16 ** len(m["part"])) \
+        * Fraction(2) ** int(m["exponent"] or 0)
+    return -value if text.startswith("-") else value
 
 
 # Fewer significant digits than this cannot round onto a whole number from a value that is
@@ -196,12 +195,11 @@ def _toward(text: str, grade: float) -> float:
     written: 0.0 when rounding took it up onto a whole number, ±inf when it underflowed to
     0, else nan. A zero is told from an underflow by its digits, never by writing the number
     out (``0e100000000`` and ``1e-100000000`` would be 10^100000000)."""
-    hexadecimal = _HEX.fullmatch(text)
-    m = hexadecimal or _DECIMAL.fullmatch(text)
+    m = _HEX.fullmatch(text) or _DECIMAL.fullmatch(text)
     if m is None:  # not a number strtod took whole: no grade is made of it
         return math.nan
     if grade == 0:
-        if not re.search(r"[1-9a-fA-F]" if hexadecimal else r"[1-9]", m["mantissa"]):
+        if not (m["whole"] + m["part"]).strip("0"):
             return math.nan  # a zero, written long
         return -math.inf if text.startswith("-") else math.inf
     # a whole grade in range, not 0: its text's exponent is within its digits' count (a
@@ -211,9 +209,12 @@ def _toward(text: str, grade: float) -> float:
     return 0.0 if abs(_exact(text)) < abs(grade) else math.nan
 
 
-_HEX = re.compile(r"[+-]?0[xX](?P<mantissa>[0-9a-fA-F]*\.?[0-9a-fA-F]*)"
+# A number as strtod takes it whole: C's hexadecimal (0x1.8p3) or decimal; its digits before
+# and after the point, and its exponent.
+_HEX = re.compile(r"[+-]?0[xX](?P<whole>[0-9a-fA-F]*)\.?(?P<part>[0-9a-fA-F]*)"
                   r"(?:[pP](?P<exponent>[+-]?[0-9]+))?")
-_DECIMAL = re.compile(r"[+-]?(?P<mantissa>[0-9]*\.?[0-9]*)(?:[eE](?P<exponent>[+-]?[0-9]+))?")
+_DECIMAL = re.compile(r"[+-]?(?P<whole>[0-9]*)\.?(?P<part>[0-9]*)"
+                      r"(?:[eE](?P<exponent>[+-]?[0-9]+))?")
 
 
 def judgments(table: Table, grades: np.ndarray, keep_dictionary: bool = False
