@@ -17,7 +17,6 @@ from .io.runs import NAME_SOURCES
 from .parallel import default_jobs
 
 
-
 def once(ctx: click.Context, param: click.Parameter, values: tuple):
     """Callback of an option declared ``multiple=True`` that must be given at most once: its
     one value (None when absent). Click keeps the last of an option given twice, and a gate
@@ -53,6 +52,7 @@ class Decimal(click.FloatRange):
     def _describe_range(self) -> str:
         """No range in the help when there is none (click wrote ``x<=None``)."""
         return "" if self.min is None and self.max is None else super()._describe_range()
+
 
 FILE = click.Path(readable=False)
 """An input file: completes as a file name in the shell; the readers open it (and say what is
