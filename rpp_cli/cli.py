@@ -22,6 +22,7 @@ from .core import memory
 from .errors import EXIT_BAD_INPUT, InputError, shown
 from .options import quiet_callback
 from .report import discard_stdout
+from .report.files import remove_pending
 from .streams import guard_stderr
 
 EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
@@ -189,6 +190,7 @@ def _end(line: str | None, status: int) -> NoReturn:
             sys.stderr.flush()
         except (OSError, AttributeError):
             pass
+    remove_pending()  # a plot half written: no ``finally`` runs past os._exit
     try:
         discard_stdout()
     except (AttributeError, ValueError, OSError):  # stdout closed or None: nothing to drop

@@ -15,6 +15,7 @@ import numpy as np
 
 from .aggregate import add_metric
 from .errors import InputError
+from .io.identity import check_inputs
 from .io.qrels import NDEVAL_LARGEST, SubtopicQrels, natural_numbers, read_subtopic_qrels
 from .core import Column, Dictionary, column_of, first_seen, group_positions, rank_rows
 from .io.runs import Run, read_run
@@ -39,8 +40,7 @@ class NdevalOptions:
 
 def run_ndeval(qrels_path: str, run_path: str, opts: NdevalOptions, notes: list[str]) -> Results:
     """ndeval's 21 values per topic of the run and their ``amean`` (as the ``all`` rows)."""
-    if qrels_path == run_path == "-":
-        raise InputError("standard input can be read only once", path="-")
+    check_inputs([qrels_path, run_path])
     sq = read_subtopic_qrels(qrels_path, ndeval=True)
     qids = _qrels_topics(sq)
     _note_grades(sq, notes)

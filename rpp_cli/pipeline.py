@@ -13,6 +13,7 @@ import numpy as np
 from .aggregate import add_metric, add_preference
 from .collection import Collection, counted, encode
 from .errors import InputError, number
+from .io.identity import check_inputs
 from .io.qrels import read_qrels, read_subtopic_qrels
 from .core.table import split, split_stream
 from .measures import (DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, across_runs,
@@ -110,8 +111,7 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
                          f"{number(options.level)})")
     if options.corpus_size is not None and options.corpus_size < 1:
         raise InputError(f"--corpus-size must be positive (got {options.corpus_size})")
-    if [qrels_path, options.subtopics, *run_paths].count("-") > 1:
-        raise InputError("standard input can be read only once", path="-")
+    check_inputs([qrels_path, options.subtopics, *run_paths])
     subtopics = read_subtopic_qrels(options.subtopics) if options.subtopics else None
     twins = subtopics.numeric_twins() if subtopics else []
     if twins:
@@ -136,8 +136,26 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
         coll.subtopics = encode_subtopics(subtopics, coll.qids, coll.item_query,
                                           coll.item_docno, coll.evaluated)
         if qrels_path is not None:
+            notes.extend(_unshared_subtopics(subtopics, coll, qrels_path))
             notes.extend(_subtopic_only_note(subtopics, coll, qrels_path))
     return coll
+
+
+def _unshared_subtopics(subtopics, coll: Collection, qrels_path: str) -> list[str]:
+    """Subtopic qrels that judge none of the evaluated queries are another collection's: an
+    error (every diversity measure would be 0 without a word). A note names the evaluated
+    queries they do not judge, which have no subtopic."""
+    evaluated = [coll.qids[q] for q in coll.evaluated.tolist()]
+    missing = [q for q in evaluated if q not in subtopics.first_line]
+    if evaluated and len(missing) == len(evaluated):
+        raise InputError(f"shares no evaluated query with the qrels ({qrels_path}): are they "
+                         "from one collection?", path=subtopics.path)
+    if not missing:
+        return []
+    shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+    return [f"{subtopics.path}: {len(missing)} of {len(evaluated)} evaluated queries have no "
+            f"line here ({shown}): they have no subtopic, so ndeval's measures score them 0 "
+            "and st-* sees only their relevant items (population t*)"]
 
 
 def _subtopic_only_note(subtopics, coll: Collection, qrels_path: str) -> list[str]:

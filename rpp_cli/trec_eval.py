@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
+from .io.identity import check_inputs
 from .core import Dictionary, nested_dicts, rank_rows
 from .io.qrels import sort_qids, to_text
 from .io.trec_eval import (EXIT_CANNOT_CALCULATE, Judgments, Retrieved, read_judgments,
@@ -76,8 +77,7 @@ def run_trec_eval(qrels_path: str, run_path: str, opts: TrecEvalOptions,
     if opts.level < 1:
         raise InputError(f"-l {opts.level}: relevance levels below 1 are not supported "
                          "(pytrec_eval needs a positive level)", exit_code=EXIT_USAGE)
-    if qrels_path == run_path == "-":
-        raise InputError("standard input can be read only once", path="-")
+    check_inputs([qrels_path, run_path])
     judgments = read_judgments(qrels_path, notes)
     retrieved = read_retrieved(run_path)
     for req in requests:

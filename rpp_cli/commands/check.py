@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..io.identity import check_files
 from ..pipeline import Options
 from ..report.files import append_whole, check_writable
 from ..report import write as write_report
@@ -53,6 +54,7 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
       rpp_p                 \tall\tnew-ranker\told-ranker\t0.0310
     """
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")  # GitHub Actions shows it on the run
+    check_files([qrels, baseline, *candidates], {SUMMARY_FILE: step_summary})
     if step_summary:
         check_writable(step_summary, SUMMARY_FILE, append=True)
     notes: list[str] = []

@@ -7,6 +7,7 @@ from dataclasses import replace
 import click
 
 from ..errors import InputError
+from ..io.identity import check_files
 from ..pipeline import Options, lower_is_better, split_paths
 from ..report import table as table_report
 from ..report import write as write_report
@@ -49,6 +50,7 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
     if not 0 < alpha < 1:
         raise InputError(f"--alpha must be in (0, 1) (got {alpha:g})")
     check_view(view, fmt)
+    check_files([qrels, *runs, subtopics])
     notes: list[str] = []
     qrels_path, run_paths = split_paths([qrels, *runs], subtopics, notes)
     results, ctx, tested = compare_runs(qrels_path, run_paths, list(measures) or None,

@@ -7,6 +7,7 @@ import sys
 import click
 
 from ..errors import InputError
+from ..io.identity import check_files
 from ..ndeval import NDEVAL_EXIT_ERROR, NdevalOptions, run_ndeval
 from .. import trec_eval as trec_eval_flow
 from ..report import ndeval as ndeval_report
@@ -51,6 +52,7 @@ def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: 
     stderr), and the amean counts that 0."""
     notes: list[str] = []
     try:
+        check_files([qrels, run])
         results = run_ndeval(qrels, run, NdevalOptions(alpha, beta, traditional, max_docs,
                                                        all_topics), notes)
     except InputError as err:
@@ -94,6 +96,7 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
     opts = trec_eval_flow.TrecEvalOptions(measures, per_query, not no_summary, complete, level,
                                           max_retrieved, judged_only, num_docs)
     notes: list[str] = []
+    check_files([qrels, run])
     output = trec_eval_flow.run_trec_eval(qrels, run, opts, notes)
     print_notes(notes)
     trec_eval_report.write(output, sys.stdout.buffer)

@@ -7,6 +7,7 @@ from dataclasses import replace
 import click
 
 from ..errors import InputError
+from ..io.identity import check_files
 from ..aggregate import add_orderings
 from ..pipeline import Options, default_measures, lower_is_better, run_eval, split_paths
 from ..measures import DEFAULTS, PREFERENCE, REGISTRY
@@ -56,6 +57,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
         if plot_measure not in choices:
             raise InputError(f"--plot-measure {plot_measure}: not a preference measure of this "
                              f"evaluation (choose from {', '.join(choices) or 'none: add -m rpp'})")
+    check_files([qrels, *runs, subtopics], {"the plot": plot_path})
     if plot_path:
         plot.check(plot_path)
     notes: list[str] = []

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import click
 
+from ..io.identity import check_files
 from ..pipeline import Options, split_paths
 from ..report import plot
 from .. import levels as levels_flow
@@ -47,6 +48,7 @@ def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bo
       levels_ahead          \tall\tmonot5\tbm25\t>=1\t0.7363
       levels_ahead          \tall\tmonot5\tbm25\t0.7848
     """
+    check_files([*paths, subtopics], {"the plot": plot_path})
     if plot_path:
         plot.check(plot_path)
     notes: list[str] = []

@@ -7,6 +7,7 @@ from dataclasses import replace
 import click
 
 from ..aggregate import ORDERINGS
+from ..io.identity import check_files
 from ..pipeline import Options, split_paths
 from ..metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta, require_analyses
 from ..report import plot
@@ -76,6 +77,7 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
       predictive_tau        \tall\trpp\tmap\t0.7733
     """
     check_view(view, fmt)
+    check_files([qrels, *runs, subtopics], {"the plot": plot_path})
     if plot_path:
         plot.check(plot_path)
     notes: list[str] = []
