@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import sys
+import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, NoReturn, TextIO
 
@@ -145,10 +146,12 @@ class _Interrupted(BaseException):
 
 def _interrupt(signum, frame) -> None:
     """Ctrl-C: unwind to :func:`main`; on a local Dask cluster, end at once instead: its
-    graceful close, on the way out, took up to 9 s, and its workers are rpp's children."""
+    graceful close, on the way out, took up to 9 s, and its workers are rpp's children (and
+    its temporary folder is removed here: the close that would remove it is skipped)."""
     engine = sys.modules.get("rpp_cli.engine")
     if engine is not None and getattr(engine.current(), "on_this_machine", False):
         _kill_children()
+        engine.abandon()
         _end_interrupted()
     raise _Interrupted()
 
@@ -211,8 +214,26 @@ def _unraisable(hook: Callable[[Any], object]) -> Callable[[Any], object]:
     def on_unraisable(unraisable: Any) -> object:
         if isinstance(unraisable.exc_value, _Interrupted):
             _end_interrupted()
+        if memory.caused_by_memory(unraisable.exc_value):  # a finalizer, an atexit function
+            _out_of_memory()
         return hook(unraisable)
     return on_unraisable
+
+
+def _thread_failed(hook: Callable[[Any], object]) -> Callable[[Any], object]:
+    """``threading.excepthook`` that ends rpp when a thread's uncaught error is out of memory:
+    the thread ends, and whoever waits for its work would wait forever."""
+    def on_thread_error(args: Any) -> object:
+        if memory.caused_by_memory(args.exc_value):
+            _out_of_memory()
+        return hook(args)
+    return on_thread_error
+
+
+def handle_out_of_memory() -> None:
+    """Out of memory in another thread, a finalizer or an atexit function ends rpp with its
+    one line and status 2 (the unraisable case: :func:`handle_ctrl_c`'s hook)."""
+    threading.excepthook = _thread_failed(threading.excepthook)
 
 
 def handle_ctrl_c() -> None:
@@ -233,6 +254,7 @@ def main() -> None:
     """
     try:
         handle_ctrl_c()
+        handle_out_of_memory()
         status = _run()
     except _Interrupted:
         _end_interrupted()
@@ -254,10 +276,14 @@ def _run() -> int | str | None:
     except _ClosedPipe:
         _closed_pipe()
     except OSError as err:  # readers turn theirs into InputError: this is output
+        if memory.caused_by_memory(err):  # ENOMEM, or a library that could not be mapped
+            _out_of_memory()
         _cannot_write(err.strerror or str(err))
     except MemoryError:  # numpy's _ArrayMemoryError too: the machine's limit, not a bug
         _out_of_memory()
-    except Exception:  # a bug: say so, and never exit 0 or 1 (a failed check) for it
+    except Exception as err:  # a bug: say so, and never exit 0 or 1 (a failed check) for it
+        if memory.caused_by_memory(err) or memory.exhausted():  # not a bug: see memory.py
+            _out_of_memory()
         import traceback
 
         traceback.print_exc()
@@ -303,9 +329,7 @@ def _out_of_memory() -> NoReturn:
     """The work needed more memory than the process may have (``ulimit -v``, a container's
     limit): one line and status 2, as for an input too large, never a traceback nor the
     internal error's 70."""
-    _end("rpp: out of memory: the input needs more than this process may use (ulimit -v, a "
-         "container's limit); fewer -j workers, fewer runs or queries at once, or a larger "
-         "machine (docs/performance.md)", EXIT_BAD_INPUT)
+    _end(memory.OUT_OF_MEMORY, EXIT_BAD_INPUT)
 
 
 def _cannot_write(why: str) -> NoReturn:

@@ -102,9 +102,9 @@ def input_options(fn):
     """Options every evaluating command shares (relevance level, corpus size, duplicates,
     -j and --dask, run names, -M); the command receives them as one ``options: Options``."""
     @functools.wraps(fn)
-    def command(*args, level, corpus_size, dedup, jobs, dask, names, names_from, max_docs,
-                **kwargs):
-        with engine.session(jobs, dask):
+    def command(*args, level, corpus_size, dedup, jobs, dask, dask_timeout, names, names_from,
+                max_docs, **kwargs):
+        with engine.session(jobs, dask, dask_timeout):
             return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names,
                                               max_docs=max_docs, names_from=names_from),
                       **kwargs)
@@ -127,6 +127,13 @@ def input_options(fn):
                            help="Corpus size n for unretrieved items (default: distinct items "
                                 "in the runs' rankings and relevant items of the query, paper "
                                 "§5.5).")(command)
+    command = click.option("--dask-timeout", "dask_timeout",
+                           type=Decimal(0, engine.MAX_DASK_TIMEOUT, min_open=True),
+                           callback=finite, metavar="SECONDS",
+                           help="Seconds --dask may wait to connect to its scheduler and see a "
+                                "worker, and for a worker to join a cluster left without any "
+                                "mid-run; then it is an error (default: $RPP_DASK_TIMEOUT, "
+                                "else 10).")(command)
     command = click.option("--dask", metavar="ADDRESS",
                            help="Run the shards of work on a Dask cluster: a scheduler's "
                                 "address (tcp://host:8786) or local[:N] for a LocalCluster "

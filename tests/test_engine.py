@@ -463,9 +463,10 @@ def test_same_bytes_on_dask(tmp_path, monkeypatch, dask_engine):
 
 
 @pytest.mark.parametrize("address", ["tcp://127.0.0.1:9", "tls://127.0.0.1:9"])
-def test_dask_errors_are_one_line(tmp_path, address):
+def test_dask_errors_are_one_line(tmp_path, monkeypatch, address):
     """An unreachable scheduler, or tls:// without a security setup (distributed raised a
     TypeError there: a traceback and exit 70), is one line and exit 2."""
+    monkeypatch.setenv("RPP_DASK_TIMEOUT", "1")
     qrels, runs = write_collection(generate(3), tmp_path, "plain")
     res = rpp("eval", "--dask", address, qrels, *runs)
     assert res.code == 2 and res.out == ""

@@ -8,13 +8,15 @@ the way in) and the parent never holds every shard at once (local engines; the D
 builds and sends every shard when it submits them).
 
 One engine serves a whole command: :func:`session` sets it up from ``-j`` and ``--dask`` (or
-``RPP_DASK``), :func:`current` hands it to the code that shards work. ``RPP_SHARD_QUERIES``
-forces the queries per shard (tests use it to prove that the shard size changes no byte).
+``RPP_DASK``; ``--dask-timeout`` or ``RPP_DASK_TIMEOUT`` bound its waits), :func:`current` hands
+it to the code that shards work. ``RPP_SHARD_QUERIES`` forces the queries per shard (tests use
+it to prove that the shard size changes no byte).
 """
 from __future__ import annotations
 
 import errno
 import functools
+import math
 import os
 import pickle
 import signal
@@ -26,7 +28,7 @@ from typing import Callable, ContextManager, Iterator, Protocol, Sequence, TypeV
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import ASCII_DECIMAL, InputError
 from ..parallel import map_runs
 from ..progress import progress
 
@@ -35,6 +37,8 @@ U = TypeVar("U")
 
 SHARD_ENV = "RPP_SHARD_QUERIES"  # force the queries per shard (tests, experiments)
 DASK_ENV = "RPP_DASK"  # default of --dask (CI: run every command on a cluster)
+DASK_TIMEOUT_ENV = "RPP_DASK_TIMEOUT"  # default of --dask-timeout
+MAX_DASK_TIMEOUT = 86_400  # s: --dask-timeout's largest value (a day)
 SHARDS_PER_WORKER = 4  # more shards than workers: an uneven shard does not idle the others
 MIN_SHARD_WORK = 20_000  # rows (or level pairs) a shard should have: below, a fork costs more
 MAX_SHARD_WORK = 1 << 20  # rows (or levels) a shard should not pass: a shard's Python objects
@@ -229,8 +233,10 @@ def _fork_worker(fn: Callable, shards: Sequence, siblings: list[Connection],
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         pid = os.fork()
-    except BaseException:
+    except BaseException as err:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if isinstance(err, OSError) and err.errno in (errno.EAGAIN, errno.ENOMEM):
+            raise MemoryError(f"cannot start a worker process: {err.strerror}") from err
         raise
     if pid == 0:  # the worker: never returns
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -407,21 +413,45 @@ def local_engine(jobs: int) -> Engine:
     return Processes(jobs) if hasattr(os, "fork") else Threads(jobs)
 
 
+def dask_timeout() -> float | None:
+    """Seconds from ``RPP_DASK_TIMEOUT`` (None: not set); a bad value is an error, as the
+    option's would be."""
+    text = os.environ.get(DASK_TIMEOUT_ENV)
+    if not text:
+        return None
+    value = float(text) if ASCII_DECIMAL.fullmatch(text) else math.nan
+    if not 0 < value <= MAX_DASK_TIMEOUT:  # NaN and inf fail too
+        raise InputError(f"{DASK_TIMEOUT_ENV}='{text}': expected a number of seconds above 0, "
+                         f"at most {MAX_DASK_TIMEOUT:g}")
+    return value
+
+
 @contextmanager
-def session(jobs: int, dask: str | None = None) -> Iterator[Engine]:
+def session(jobs: int, dask: str | None = None,
+            timeout: float | None = None) -> Iterator[Engine]:
     """The engine for one command: Dask at ``dask`` (or ``$RPP_DASK``), else local with
-    ``jobs`` workers; a cluster it started is closed at the end."""
+    ``jobs`` workers; a cluster it started is closed at the end. ``timeout`` (default
+    ``$RPP_DASK_TIMEOUT``, else 10): seconds Dask may take to connect and show a worker."""
     address = dask if dask is not None else os.environ.get(DASK_ENV) or None
     if address is None:
         context: ContextManager[Engine] = nullcontext(local_engine(jobs))
     else:
-        from .dask import connect
+        from .dask import DEFAULT_TIMEOUT, connect
 
+        if timeout is None:
+            timeout = dask_timeout() or DEFAULT_TIMEOUT
         context = connect(address, f"--dask {address}" if dask is not None
-                          else f"{DASK_ENV}={address}")
+                          else f"{DASK_ENV}={address}", timeout)
     with context as engine:
         _ENGINE.append(engine)
         try:
             yield engine
         finally:
             _ENGINE.pop()
+
+
+def abandon() -> None:
+    """Undo what the engine left on disk (a local cluster's temporary folder), for an exit
+    that skips its close: Ctrl-C's, once the workers are killed."""
+    for engine in _ENGINE:
+        getattr(engine, "abandon", lambda: None)()
