@@ -8,7 +8,7 @@ each. Prints the wall time per row: constant while cores are free and nothing is
 
     PYTHONPATH=. python bench/dictionary_threads.py
 
-Measured on a lent 16-core machine (docs/performance.md, "Back on a 16-core machine").
+Measured on a lent 16-core machine (bench/LOG.md, "Back on a 16-core machine").
 """
 from __future__ import annotations
 

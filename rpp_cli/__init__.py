@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_HOMES = {"evaluate": ".api", "compare": ".api", "meta": ".api", "MetaOptions": ".metaeval",
+_HOMES = {"evaluate": ".api", "compare": ".api", "meta": ".api", "MetaOptions": ".tasks.meta",
           "Results": ".results", "InputError": ".errors"}
 __all__ = ["evaluate", "compare", "meta", "MetaOptions", "Results", "InputError", "__version__"]
 
 if TYPE_CHECKING:
     from .api import compare, evaluate, meta
     from .errors import InputError
-    from .metaeval import MetaOptions
+    from .tasks.meta import MetaOptions
     from .results import Results
 
 

@@ -23,8 +23,11 @@ from typing import Iterator, NoReturn
 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
-EXIT_OUT_OF_MEMORY = 2  # errors.EXIT_BAD_INPUT, which is not loaded yet
-EXIT_INTERNAL = 70  # cli.EXIT_INTERNAL: never 0, nor 1, a failed check
+# errors.EXIT_BAD_INPUT and errors.EXIT_INTERNAL (the list of statuses): this module loads
+# none of rpp's before the CLI, and out of memory must be reported without loading one.
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 70
+
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 OPENBLAS_NO_THREAD = b"blas_thread_init: pthread_create failed"  # then it raises SIGINT
 LOADING_OUT_OF_MEMORY = (b"rpp: out of memory: loading its modules (Python's, numpy's, "
@@ -48,7 +51,7 @@ def run() -> NoReturn:
         try:
             _out_of_memory()
         finally:
-            os._exit(EXIT_OUT_OF_MEMORY)
+            os._exit(EXIT_BAD_INPUT)
 
 
 def _load_and_run() -> int:
@@ -193,7 +196,7 @@ def _out_of_memory() -> NoReturn:
     if _cli is not None:
         _cli._out_of_memory()
     _write(LOADING_OUT_OF_MEMORY)
-    os._exit(EXIT_OUT_OF_MEMORY)
+    os._exit(EXIT_BAD_INPUT)
 
 
 def _status(code: object) -> int:

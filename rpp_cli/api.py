@@ -19,19 +19,22 @@ import itertools
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
 from .core.table import forget, remember
-from .engine import session
+from .engine import default_jobs, session
 from .errors import InputError
-from .pipeline import Options, run_eval
 from .io.runs import NAME_SOURCES
-from .metaeval import MetaOptions, plan_meta, require_analyses
-from .parallel import default_jobs
 from .results import Results
-from .stats import DEFAULT_SEED, run_compare
+from .settings import Options
+from .stats import DEFAULT_SEED
+from .tasks import Outcome
+from .tasks import compare as compare_task
+from .tasks import eval as eval_task
+from .tasks import meta as meta_task
+from .tasks.meta import MetaOptions, MetaRequest, require_analyses
 
 _counter = itertools.count()
 # the in-memory inputs of the call under way in this thread (see _inputs)
@@ -268,6 +271,20 @@ def _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
             yield paths, options
 
 
+def _noted(task: Callable[[], Outcome], notes: list[str] | None) -> Results:
+    """The Results of ``task()``; its notes, those of a failed task too (``err.notes``, see
+    :func:`.tasks.noting`), appended to the caller's ``notes`` (when given)."""
+    try:
+        outcome = task()
+    except Exception as err:
+        if notes is not None:
+            notes.extend(getattr(err, "notes", ()))
+        raise
+    if notes is not None:
+        notes.extend(outcome.notes)
+    return outcome.results
+
+
 def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
              per_query: bool = False, *,
              level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
@@ -283,8 +300,9 @@ def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
     Notes the command line prints on stderr are appended to ``notes``."""
     with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
                names_from) as (paths, options):
-        return run_eval(_qrels_source(qrels), paths, _measure_names(measures), options,
-                        per_query, notes if notes is not None else []).results
+        source = _qrels_source(qrels)
+        request = eval_task.EvalRequest(tuple(_measure_names(measures) or ()), per_query)
+        return _noted(lambda: eval_task.run(source, paths, request, options), notes)
 
 
 def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
@@ -297,9 +315,10 @@ def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
     (the input arguments are :func:`evaluate`'s)."""
     with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
                names_from) as (paths, options):
-        return run_compare(_qrels_source(qrels), paths, _measure_names(measures), options,
-                           test, correction, permutations, seed,
-                           notes if notes is not None else [])
+        source = _qrels_source(qrels)
+        request = compare_task.CompareRequest(tuple(_measure_names(measures) or ()), test,
+                                              correction, permutations, seed)
+        return _noted(lambda: compare_task.run(source, paths, request, options), notes)
 
 
 def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
@@ -314,8 +333,9 @@ def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
     require_analyses(options)
     with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
                names_from) as (paths, inputs):
-        return plan_meta(_qrels_source(qrels), paths, _measure_names(measures), inputs,
-                         options, notes if notes is not None else []).run()
+        source = _qrels_source(qrels)
+        request = MetaRequest(tuple(_measure_names(measures) or ()), options)
+        return _noted(lambda: meta_task.run(source, paths, request, inputs), notes)
 
 
 __all__ = ["evaluate", "compare", "meta", "Results", "MetaOptions", "InputError"]

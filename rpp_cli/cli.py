@@ -20,15 +20,13 @@ import click
 from . import __version__
 from .commands import COMMANDS
 from .core import memory
-from .errors import EXIT_BAD_INPUT, InputError, shown
+from .errors import (EXIT_BAD_INPUT, EXIT_CLOSED_PIPE, EXIT_INTERNAL, EXIT_INTERRUPTED, InputError,
+                     shown)
 from .options import quiet_callback
 from .report import discard_stdout
 from .report.files import remove_pending
 from .streams import guard_stderr
 
-EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
-EXIT_INTERRUPTED = 128 + 2  # ... and for one stopped by Ctrl-C (SIGINT)
-EXIT_INTERNAL = 70  # a bug (sysexits' EX_SOFTWARE): never 0, nor 1, a failed check
 
 
 def _versions() -> str:

@@ -1,4 +1,4 @@
-"""Integer-coded queries and items, rankings and worst-case positions (contract §2-3).
+"""Integer-coded queries and items, and the runs' ranks of the items (contract §1-2).
 
 ``encode`` joins the runs to the qrels once. Every (query, docno) the collection meets, judged
 or retrieved, gets a code in one exact dictionary (bytes compared on every hit): judged ones
@@ -6,14 +6,13 @@ first, so a code below ``n_judged`` is a judgment. Every query of the qrels gets
 -c's set, trec_eval order; ``evaluated`` marks those with a relevant item), every relevant item a
 column, and every run a row of ranks (0 = not retrieved); the corpus size n of a query is its
 number of items and retrieved codes. Runs are read and joined by a pool of threads
-(the kernel releases the GIL); populations and worst-case positions are numpy on the arrays.
+(the kernel releases the GIL). The populations over the items and their worst-case positions
+are :mod:`rpp_cli.populations`'s.
 """
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,16 +22,12 @@ from .errors import InputError, number
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids
 from .io.runs import name_runs
 from .join import Coder, LoadedRun, RunRows, load_run
-from .parallel import PER_RUN_THREADS, map_runs, threads_for
-
-if TYPE_CHECKING:
-    from .subtopics import SubtopicIndex
+from .engine.threads import map_ordered
+from .io.budget import PER_RUN_THREADS, threads_for
+from .populations import Populations, SubtopicIndex, encode_subtopics
+from .settings import Options
 
 RESERVED_QID = "all"  # the qid column of the summary lines (contract §7)
-
-# A position key is segment * _SEG + rank; unretrieved members get _UNRET, above any rank.
-_UNRET = np.int64(1 << 40)
-_SEG = np.int64(1 << 41)
 
 
 @dataclass(frozen=True)
@@ -65,12 +60,12 @@ class Collection:
     corpus_size: np.ndarray | None  # (Q,) n of each query (contract §2); None when no
     # measure asked for needs it (several runs, encoded without ``across_runs``)
     level: float | None = None
-    subtopics: SubtopicIndex | None = None
+    subtopics: SubtopicIndex | None = None  # with subtopic qrels: their index over the items
 
     @functools.cached_property
     def item_docno(self) -> list[str]:
         """(I,) each item's docno as text: made the first time it is asked for (subtopic
-        measures, ``meta``'s subsamples), not by every command (tall: 574,000 strings)."""
+        measures, ``meta``'s subsamples), not by every command (a string per relevant item)."""
         return self.item_names.texts()
 
     @property
@@ -95,160 +90,21 @@ class Collection:
         return np.searchsorted(self.item_query, np.arange(len(self.qids) + 1))
 
 
-@dataclass(frozen=True)
-class Populations:
-    """Groups of relevant items (contract §3) laid out as segments of one member array.
-
-    Segments are ordered by query; ``member_item`` lists each segment's items consecutively.
-    """
-
-    member_item: np.ndarray  # (L,) item index
-    member_seg: np.ndarray  # (L,) segment index, non-decreasing
-    seg_query: np.ndarray  # (S,) query index of each segment, non-decreasing
-
-    @property
-    def seg_size(self) -> np.ndarray:
-        return np.bincount(self.member_seg, minlength=len(self.seg_query))
-
-    @property
-    def seg_starts(self) -> np.ndarray:
-        """(S,) where each segment's members begin (for reduceat over segments)."""
-        return np.searchsorted(self.member_seg, np.arange(len(self.seg_query)))
-
-    @property
-    def level(self) -> np.ndarray:
-        """(L,) recall level i (1-based) of each member slot within its segment."""
-        return np.arange(len(self.member_seg)) - self.seg_starts[self.member_seg] + 1
-
-
-def graded_populations(coll: Collection) -> Populations:
-    """One population per distinct relevant grade λ of a query: items with grade >= λ.
-
-    Each is the tail of the query's items in ascending grade order, gathered straight from
-    that order, so memory follows the levels: checking every item of a query against every
-    grade made items x grades candidates (49M for 7,000 distinct grades, half again the
-    levels). Members come in ascending grade order within a population; every reader sorts
-    their positions (or sums them)."""
-    q, g = coll.item_query, coll.item_grade
-    rel = coll.relevant
-    seg_query, seg_lambda = distinct_pairs(q[rel], g[rel])  # (query, λ), sorted
-    bounds = coll.item_bounds
-    grade = np.where(np.isnan(g), -np.inf, g)  # judged elsewhere only: never a member
-    ascending = np.lexsort((grade, q))  # each query's items (grouped by query) by grade
-    # how many of its query's items reach λ: those after the segment when segments (kind 0)
-    # and items (kind 1) are sorted together by (query, value, kind)
-    kinds = np.concatenate([np.zeros(len(seg_query), np.int8), np.ones(len(q), np.int8)])
-    merged = np.lexsort((kinds, np.concatenate([seg_lambda, grade]),
-                         np.concatenate([seg_query, q])))
-    items_before = np.cumsum(kinds[merged]) - kinds[merged]  # items ahead of each position
-    at = np.empty(len(merged), dtype=np.int64)
-    at[merged] = np.arange(len(merged))
-    segs = at[:len(seg_query)]  # each segment's place in the merged order
-    end = bounds[seg_query + 1]
-    size = end - items_before[segs]
-    member_seg = np.repeat(np.arange(len(seg_query)), size)
-    offset = np.arange(len(member_seg)) - np.repeat(np.cumsum(size) - size, size)
-    member_item = ascending[np.repeat(end - size, size) + offset]
-    return Populations(member_item, member_seg, seg_query)
-
-
-def distinct_pairs(query: np.ndarray, grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct (query, grade) pairs, sorted by query then grade: what np.unique(...,
-    axis=1) gives, by one lexsort (15x faster on tall's 900,000 relevant items)."""
-    order = np.lexsort((grade, query))
-    query, grade = query[order].astype(np.int64), grade[order]
-    first = np.ones(len(query), dtype=bool)
-    first[1:] = (query[1:] != query[:-1]) | (grade[1:] != grade[:-1])
-    return query[first], grade[first]
-
-
-def worst_case_positions(ranks: np.ndarray, pops: Populations,
-                         corpus_size: np.ndarray | None = None) -> np.ndarray:
-    """f_i(P) for every run and member slot (contract §2): (R, L) int64.
-
-    Retrieved members take their ranks in increasing order; the i-th member when the run
-    missed it sits at n - m_P + i. A retrieved i-th member is never below that place (the
-    items above it and the m_P - i members after it are distinct items of the corpus), but
-    it can be at it: then a run that missed the member ties with the one that retrieved it
-    (see :func:`positions_and_ties`). Without ``corpus_size`` n is taken as infinite, as the
-    paper's reference code does.
-    """
-    pos, missed = _member_ranks(ranks, pops)
-    return np.where(missed, np.broadcast_to(_bottom(pops, corpus_size), pos.shape), pos)
-
-
-def positions_and_ties(ranks: np.ndarray, pops: Populations, corpus_size: np.ndarray | None
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`worst_case_positions`, and the queries (ascending) where at some member slot one
-    run retrieved the member at n - m_P + i, the place a run that missed it is given, while
-    another run missed it: the corpus size n ties the two there, where a larger corpus (or
-    pref_eval, which ranks a missed item below every retrieved one) would prefer the run that
-    retrieved it. That takes a run whose ranking holds every item of the query's corpus
-    (contract §2) from that member down: a small pool, or runs that rerank one candidate list
-    whose last candidate is relevant."""
-    pos, missed = _member_ranks(ranks, pops)
-    bottom = _bottom(pops, corpus_size)
-    tied = ((pos == bottom) & ~missed).any(axis=0) & missed.any(axis=0)
-    return (np.where(missed, np.broadcast_to(bottom, pos.shape), pos),
-            np.unique(pops.seg_query[pops.member_seg[tied]]))
-
-
-def _member_ranks(ranks: np.ndarray, pops: Populations) -> tuple[np.ndarray, np.ndarray]:
-    """(R, L) each run's ranks of each population's members in increasing order, the members
-    it missed last, and (R, L) which slots those are."""
-    r = ranks[:, pops.member_item]
-    key = np.where(r > 0, r, _UNRET) + pops.member_seg * _SEG
-    key.sort(axis=1)
-    pos = key - pops.member_seg * _SEG
-    return pos, pos == _UNRET
-
-
-def _bottom(pops: Populations, corpus_size: np.ndarray | None) -> np.ndarray:
-    """(L,) n - m_P + i, the place of a missed i-th member (n infinite without a size)."""
-    size = pops.seg_size[pops.member_seg]
-    n = _UNRET if corpus_size is None else corpus_size[pops.seg_query[pops.member_seg]]
-    return n - size + pops.level
-
-
-def mean_positions(ranks: np.ndarray, pops: Populations,
-                   corpus_size: np.ndarray | None = None) -> np.ndarray:
-    """(R, S) the mean of :func:`worst_case_positions` over each segment, without sorting:
-    a retrieved member sits at its rank, and the m - k members a run missed take the levels
-    k + 1 .. m, at n - m + i, which sum to (m - k)(n - m) + (m(m + 1) - k(k + 1)) / 2. The
-    sum is an exact integer, made a float and divided: the float the positions' own sum gives
-    while it is under 2^53 (past it, one rounding of the sum instead of one per addition)."""
-    r = ranks[:, pops.member_item]
-    starts = pops.seg_starts
-    k = np.add.reduceat((r > 0).astype(np.int64), starts, axis=1)
-    retrieved = np.add.reduceat(r, starts, axis=1)  # a missed member's rank is 0
-    m = pops.seg_size
-    n = np.asarray(_UNRET if corpus_size is None else corpus_size[pops.seg_query])
-    if int(m.max(initial=0)) * int(n.max(initial=0)) >= INT64_SUMS:  # millions of relevant
-        retrieved, k, m, n = (a.astype(object) for a in (retrieved, k, m, n))  # exact ints
-    total = retrieved + (m - k) * (n - m) + (m * (m + 1) - k * (k + 1)) // 2
-    return np.asarray(total, dtype=np.float64) / np.asarray(m, dtype=np.float64)
-
-
-INT64_SUMS = 1 << 62  # m x n from which mean_positions sums in Python's integers, not int64
-
-
-def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
-           corpus_size: int | None = None, dedup: bool = False,
-           notes: list[str] | None = None, subtopics: SubtopicQrels | None = None,
-           jobs: int = 1, names: Sequence[str | None] = (), names_from: str = "file",
-           max_docs: int | None = None, across_runs: bool = True,
-           need_relevant: bool = True) -> Collection:
+def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
+           notes: list[str] | None = None, subtopics: SubtopicQrels | None = None, *,
+           across_runs: bool = True, need_relevant: bool = True) -> Collection:
     """Read the runs and join them to the qrels: queries, relevant items, ranks
-    (contract §1-2); with ``subtopics``, items relevant to a subtopic are items too. Runs are
-    read and joined by ``jobs`` threads; ``max_docs`` keeps each query's top K of a run.
-    Runs are named by :func:`name_runs` (``names``: --name; ``names_from``: file or tag).
-    The subtopic populations themselves are the caller's to add (subtopics.encode_subtopics):
-    this module does not depend on that one. Without ``across_runs`` (no measure compares
-    unjudged docnos across runs), each run codes its unjudged docnos fresh, as one run does,
-    and with several runs the corpus size (and --corpus-size's check) is left out.
-    ``need_relevant``: no query with a relevant item is an error (rpp's own measures have
-    nothing to compare); without it, trec_eval's measures score every query 0, with a note."""
+    (contract §1-2), as ``options`` say (level, corpus size, --dedup, -M, run names, and
+    ``jobs``: the threads that read and join the runs). ``subtopics`` (the subtopic qrels
+    ``options.subtopics`` names, read): items relevant to a subtopic are items too, and the
+    collection's subtopic index covers the evaluated queries. Without ``across_runs`` (no
+    measure compares unjudged docnos across runs), each run codes its unjudged docnos fresh,
+    as one run does, and with several runs the corpus size (and --corpus-size's check) is
+    left out. ``need_relevant``: no query with a relevant item is an error (rpp's own
+    measures have nothing to compare); without it, trec_eval's measures score every query 0,
+    with a note."""
     notes = notes if notes is not None else []
+    level, corpus_size, jobs = options.level, options.corpus_size, options.jobs
     release_free_memory()  # what reading the qrels freed: the runs' arrays will not reuse it
     evaluated_qids = qrels.relevant_qids(level)
     if not evaluated_qids:
@@ -292,27 +148,15 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
 
     def read(r: int) -> tuple[LoadedRun, float | None]:
         """Run r read and joined, its items' ranks in ranks[r] (in the reading threads)."""
-        run = load_run(r, len(run_paths), run_paths[r], qpos, coder, dedup, qrels.path,
-                       max_docs, per_run)
+        run = load_run(r, len(run_paths), run_paths[r], qpos, coder, options.dedup, qrels.path,
+                       options.max_docs, per_run)
         return run, _place_items(run.rows, len(qids), n_judged, item_of_doc, ranks[r])
 
-    read_runs = map_runs(read, len(run_paths), readers, label="reading runs")
+    read_runs = map_ordered(read, len(run_paths), readers, label="reading runs")
     loaded = [run for run, _ in read_runs]
-    run_names = name_runs(loaded, names, names_from)
+    run_names = name_runs(loaded, options.names, options.names_from)
     for (run, judged_top), name in zip(read_runs, run_names):
-        unjudged, missing = run.unjudged, run.missing
-        notes.extend(_judged_notes(name, judged_top))
-        if unjudged:
-            notes.append(f"{name}: {counted(unjudged, 'query', 'queries')} not in the qrels, "
-                         "ignored")
-        if run.repeats:
-            notes.append(f"{run.path}: {counted(run.repeats, 'repeated docno', 'repeated docnos')}"
-                         " dropped, kept the best-scored copy of each")
-        if missing:
-            shown = ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
-            notes.append(f"{name}: {counted(len(missing), 'judged query', 'judged queries')} "
-                         f"not in the run, scored as empty rankings as trec_eval -c does "
-                         f"({shown}); if they should not count, leave them out of the qrels")
+        notes.extend(_run_notes(run, name, judged_top, qids))
     union = None  # the distinct items of each query, over every run: codes must be shared
     if shared or len(run_paths) == 1:
         union = corpus_sizes(coder.code_query(), [run.rows.doc for run in loaded], item_doc,
@@ -324,12 +168,16 @@ def encode(qrels: Qrels, run_paths: list[str], *, level: float | None = None,
         q = int(np.argmax(union > corpus_size))
         raise InputError(f"--corpus-size {corpus_size} is smaller than the {union[q]} "
                          f"distinct items of query {qids[q]}")
-    return Collection(run_names, qids, evaluated, item_query,
+    coll = Collection(run_names, qids, evaluated, item_query,
                       _item_grades(judged_grade, item_doc),
                       item_names, item_doc, ranks, [run.rows for run in loaded],
                       judged,
                       union if corpus_size is None else np.full(len(qids), corpus_size,
                                                                   dtype=np.int64), level)
+    if subtopics is not None:  # indexed over the items' docnos, made (and kept) here
+        coll.subtopics = encode_subtopics(subtopics, qids, item_query, coll.item_docno,
+                                          evaluated)
+    return coll
 
 
 def corpus_sizes(code_query: list[np.ndarray], run_docs: list[np.ndarray],
@@ -371,6 +219,26 @@ def _place_items(rows: RunRows, n_queries: int, n_judged: int, item_of_doc: np.n
     shown = np.minimum(counts, 10)
     top = np.bincount(query[rank <= 10], minlength=len(counts))
     return float((top[shown > 0] / shown[shown > 0]).mean())
+
+
+def _run_notes(run: LoadedRun, name: str, judged_top: float | None, qids: list[str]
+               ) -> list[str]:
+    """The notes on one run read: how much of it is judged (:func:`_judged_notes`), its
+    queries not in the qrels, its repeated docnos dropped, the judged queries it lacks."""
+    notes = _judged_notes(name, judged_top)
+    unjudged, missing = run.unjudged, run.missing
+    if unjudged:
+        notes.append(f"{name}: {counted(unjudged, 'query', 'queries')} not in the qrels, "
+                     "ignored")
+    if run.repeats:
+        notes.append(f"{run.path}: {counted(run.repeats, 'repeated docno', 'repeated docnos')}"
+                     " dropped, kept the best-scored copy of each")
+    if missing:
+        shown = ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
+        notes.append(f"{name}: {counted(len(missing), 'judged query', 'judged queries')} "
+                     f"not in the run, scored as empty rankings as trec_eval -c does "
+                     f"({shown}); if they should not count, leave them out of the qrels")
+    return notes
 
 
 def _judged_notes(name: str, judged_top: float | None) -> list[str]:

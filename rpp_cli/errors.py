@@ -15,9 +15,22 @@ ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
 ASCII_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
                            r"|[+-]?(inf|infinity|nan)", re.IGNORECASE)
 
+# Every exit status rpp gives (contract §8), in one place; an error carries its own as
+# ``exit_code`` (InputError: EXIT_BAD_INPUT unless the error says otherwise; the engine's
+# WorkerDied: EXIT_WORKER_DIED).
 EXIT_OK = 0
-EXIT_CHECK_FAILED = 1
-EXIT_BAD_INPUT = 2
+EXIT_CHECK_FAILED = 1  # a check the user asked for failed (rpp check's verdict)
+EXIT_BAD_INPUT = 2  # bad usage or input, output that could not be written, out of memory
+EXIT_WORKER_DIED = 3  # a worker process or Dask worker died while it held a shard
+EXIT_INTERNAL = 70  # a bug (sysexits' EX_SOFTWARE): never 0, nor 1, a failed check
+EXIT_INTERRUPTED = 128 + 2  # what a shell reports for a process stopped by Ctrl-C (SIGINT)
+EXIT_CLOSED_PIPE = 128 + 13  # ... and for a writer killed by SIGPIPE
+# The drop-ins keep their originals' statuses: trec_eval's (bad files and parameters 2, as
+# EXIT_BAD_INPUT) and ndeval's (every error 1).
+TREC_EVAL_USAGE = 1  # a usage error or an unknown measure
+TREC_EVAL_CANNOT_CALCULATE = 4  # a measure cannot be calculated (a duplicate docno ...)
+TREC_EVAL_NO_QUERIES = 7  # no query with both results and judgments
+NDEVAL_ERROR = 1  # ndeval's error(): every bad input, file and option
 
 
 class InputError(Exception):

@@ -15,24 +15,19 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import numpy as np
 
 from .core import Column, Dictionary, group_positions, rank_rows
 from .core.memory import release_free_memory
 from .core.table import Growing, remembered
+from .engine.threads import pipelined
 from .errors import InputError
 from .io.qrels import to_text
 from .io import runs as run_files
 from .io.runs import Run, RunStream
-
-T = TypeVar("T")
-U = TypeVar("U")
 
 
 @dataclass
@@ -192,7 +187,7 @@ def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, 
         except InputError as err:
             return err
 
-    joined = map(join, pieces()) if threads < 2 else _on_pool(pieces(), join, threads)
+    joined = map(join, pieces()) if threads < 2 else pipelined(pieces(), join, threads)
     for part in joined:
         if isinstance(part, InputError):
             if failed is None or part.line < failed.line:
@@ -200,23 +195,6 @@ def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, 
         else:
             parts.append(part)
     return failed
-
-
-def _on_pool(items: Iterator[T], fn: Callable[[T], U], threads: int) -> Iterator[U]:
-    """``fn`` of each item, in order, on ``threads`` threads; at most ``threads`` items wait
-    or run while the next is made (``items`` is advanced in the calling thread)."""
-    with ThreadPoolExecutor(threads, thread_name_prefix="rpp-join") as pool:
-        waiting: deque[Future[U]] = deque()
-        try:
-            for item in items:
-                if len(waiting) >= threads:
-                    yield waiting.popleft().result()
-                waiting.append(pool.submit(fn, item))
-            while waiting:
-                yield waiting.popleft().result()
-        finally:
-            for future in waiting:  # an error: what has not started is not started
-                future.cancel()
 
 
 def _identity(path: str) -> tuple[int, ...] | None:

@@ -9,12 +9,11 @@ import click
 
 from . import engine
 from .errors import ASCII_DECIMAL, ASCII_INTEGER, InputError, shown
-from .pipeline import Options
+from .settings import Options
 from .progress import show_bars
 from .report import FORMATS
 from .stats import DEFAULT_SEED, MAX_DRAWS, MAX_SEED
 from .io.runs import NAME_SOURCES
-from .parallel import default_jobs
 
 
 def once(ctx: click.Context, param: click.Parameter, values: tuple):
@@ -140,7 +139,7 @@ def input_options(fn):
                                 "of N processes (needs pip install 'rpp-cli[dask]'; see "
                                 "docs/scaling.md). Default: $RPP_DASK, else this machine "
                                 "(-j).")(command)
-    command = click.option("-j", "--jobs", type=Digits(1, 256), default=default_jobs(),
+    command = click.option("-j", "--jobs", type=Digits(1, 256), default=engine.default_jobs(),
                            show_default=True, metavar="N",
                            help="Threads that read and join runs, and worker processes "
                                 "that evaluate shards of queries (default: the cores, at "

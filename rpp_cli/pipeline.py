@@ -1,4 +1,5 @@
-"""The main job as one function: read -> encode -> measure -> one Results table."""
+"""What every evaluating command does first: read -> encode -> measure -> one Results table
+(the commands' own flows are in :mod:`rpp_cli.tasks`)."""
 from __future__ import annotations
 
 import math
@@ -14,12 +15,12 @@ from .aggregate import add_metric, add_preference
 from .collection import Collection, counted, encode
 from .errors import InputError, number
 from .io.identity import check_inputs
-from .io.qrels import read_qrels, read_subtopic_qrels
+from .io.qrels import SubtopicQrels, read_qrels, read_subtopic_qrels
 from .core.table import split, split_stream
-from .measures import (DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure, across_runs,
-                       resolve)
+from .measures import (ALL_QUERIES, DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure,
+                       across_runs)
 from .results import Results
-from .subtopics import encode_subtopics
+from .settings import Options
 
 
 @dataclass
@@ -50,20 +51,6 @@ class Context:
         add_metric(self.results, name, values, self.per_query, queries=self.collection.evaluated)
         if keep:
             self.metrics[name] = values
-
-
-@dataclass(frozen=True)
-class Options:
-    """Input options shared by every command that evaluates runs."""
-
-    level: float | None = None
-    corpus_size: int | None = None
-    dedup: bool = False
-    jobs: int = 1
-    subtopics: str | None = None  # subtopic qrels file
-    names: tuple[str | None, ...] = ()  # --name: the runs' names, in order (None: by names_from)
-    max_docs: int | None = None  # -M K: each run keeps its top K per query
-    names_from: str = "file"  # --names-from: runs not named by --name are named by file or tag
 
 
 def split_paths(paths: list[str], subtopics: str | None, notes: list[str] | None = None
@@ -127,21 +114,16 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
                      "(query, docno) pair judged on an earlier line: each pair keeps its "
                      "largest grade (trec_eval refuses such qrels); subtopic qrels (qid "
                      "subtopic docno grade) go with --subtopics")
-    coll = encode(qrels, run_paths, level=options.level, corpus_size=options.corpus_size,
-                  dedup=options.dedup, notes=notes, subtopics=subtopics, jobs=options.jobs,
-                  names=options.names, names_from=options.names_from,
-                  max_docs=options.max_docs, across_runs=across_runs,
+    coll = encode(qrels, run_paths, options, notes, subtopics, across_runs=across_runs,
                   need_relevant=need_relevant)
-    if subtopics is not None:
-        coll.subtopics = encode_subtopics(subtopics, coll.qids, coll.item_query,
-                                          coll.item_docno, coll.evaluated)
-        if qrels_path is not None:
-            notes.extend(_unshared_subtopics(subtopics, coll, qrels_path))
-            notes.extend(_subtopic_only_note(subtopics, coll, qrels_path))
+    if subtopics is not None and qrels_path is not None:
+        notes.extend(_unshared_subtopics(subtopics, coll, qrels_path))
+        notes.extend(_subtopic_only_note(subtopics, coll, qrels_path))
     return coll
 
 
-def _unshared_subtopics(subtopics, coll: Collection, qrels_path: str) -> list[str]:
+def _unshared_subtopics(subtopics: SubtopicQrels, coll: Collection, qrels_path: str
+                        ) -> list[str]:
     """Subtopic qrels that judge none of the evaluated queries are another collection's: an
     error (every diversity measure would be 0 without a word). A note names the evaluated
     queries they do not judge, which have no subtopic."""
@@ -158,7 +140,8 @@ def _unshared_subtopics(subtopics, coll: Collection, qrels_path: str) -> list[st
             "and st-* sees only their relevant items (population t*)"]
 
 
-def _subtopic_only_note(subtopics, coll: Collection, qrels_path: str) -> list[str]:
+def _subtopic_only_note(subtopics: SubtopicQrels, coll: Collection, qrels_path: str
+                        ) -> list[str]:
     """A note for queries with items relevant to a subtopic but none relevant in QRELS: QRELS
     decides which queries are evaluated, so the subtopic measures skip them, where ndeval
     (which reads the subtopic qrels alone) counts them."""
@@ -201,16 +184,15 @@ def unreached_levels(grades: np.ndarray, measures: list[Measure]
     """The measures with a relevance level of their own (``P(rel=2)@5``) that no judgment
     reaches, with that level and the largest grade: each is 0 whatever the runs rank."""
     top = float(np.nanmax(grades, initial=-np.inf))
-    return [(m, m.options["level"], top) for m in measures
-            if m.options.get("level") is not None and not top >= m.options["level"]]
+    return [(m, m.level, top) for m in measures if m.level is not None and not top >= m.level]
 
 
 def query_set_note(coll: Collection, measures: list[Measure]) -> list[str]:
     """A note when rpp's own measures (queries with a relevant item) and trec_eval's and
     ir_measures' (every query of the qrels, as trec_eval -c) average over different queries
     (contract §6)."""
-    own = [m.name for m in measures if m.family not in ALL_QUERIES]
-    trec = [m.name for m in measures if m.family in ALL_QUERIES]
+    own = [m.name for m in measures if not m.all_queries]
+    trec = [m.name for m in measures if m.all_queries]
     if not (own and trec) or len(coll.evaluated) == len(coll.qids):
         return []
     level = "" if coll.level is None else f" (grade >= {number(coll.level)})"
@@ -221,27 +203,9 @@ def query_set_note(coll: Collection, measures: list[Measure]) -> list[str]:
             f"{len(coll.qids)} queries of the qrels, as trec_eval -c does"]
 
 
-# The measure families that average over every query of the qrels (trec_eval -c's set), as
-# their owners print them.
-ALL_QUERIES = {"trec": "trec_eval's", "ir_measures": "ir_measures'"}
-
-
 def _some(names: list[str]) -> str:
     """The first three names, then an ellipsis."""
     return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-
-
-def run_eval(qrels_path: str | None, run_paths: list[str], measure_names: list[str] | None,
-             options: Options, per_query: bool, notes: list[str]) -> Context:
-    """``rpp eval``: every selected measure for every run (and pair of runs). A preference
-    measure named with ``-m`` needs two runs (one run: an error, never a silent omission);
-    the default set drops them with a note."""
-    measures = resolve(default_measures(measure_names, options.subtopics))
-    pairwise = [m.name for m in measures if m.kind == PREFERENCE]
-    if measure_names and pairwise and len(run_paths) < 2:
-        raise InputError(f"measure '{pairwise[0]}' compares runs: it needs two or more runs "
-                         "(one given)")
-    return evaluate_runs(qrels_path, run_paths, measures, options, per_query, notes)
 
 
 def default_measures(measure_names: list[str] | None, subtopics: str | None) -> list[str]:
@@ -258,12 +222,27 @@ def evaluate_runs(qrels_path: str | None, run_paths: list[str], measures: list[M
     relevant item (at ``-l``) are an error when a measure of rpp's own is asked for (nothing
     to compare), or when ``need_relevant`` says so; trec_eval's alone score them as it does."""
     if need_relevant is None:
-        need_relevant = any(m.family not in ALL_QUERIES for m in measures)
+        need_relevant = any(not m.all_queries for m in measures)
     coll = load(qrels_path, run_paths, options, notes, across_runs(measures), need_relevant)
     return measure(coll, measures, per_query, notes, options.jobs)
 
 
-def lower_is_better(measure_names: list[str] | tuple[str, ...] | None) -> set[str]:
-    """Output names of the measures (``-m`` values) for which lower is better (e.g. asl)."""
-    return {out for m in resolve(list(measure_names) or None) for out in m.outputs
-            if not m.higher_is_better}
+def testable(ctx: Context, measures: list[Measure], notes: list[str]
+             ) -> list[tuple[str, bool]]:
+    """(output name, is preference) of every measure with per-query values, in -m order;
+    a note for each one without (e.g. gm_map). What compare, check and meta test."""
+    names = []
+    for m in measures:
+        for out in [m.name] if m.kind == PREFERENCE else m.studied:
+            if out in ctx.tensors or out in ctx.metrics:
+                names.append((out, out in ctx.tensors))
+            else:
+                notes.append(f"{out}: no per-query values (an aggregate only), so not tested; "
+                             "leave it out of -m")
+    return names
+
+
+def query_counts(ctx: Context, names: list[tuple[str, bool]]) -> list[int]:
+    """The number of queries each of :func:`testable`'s ``names`` averages over: the evaluated
+    ones for rpp's own measures, every qrels query for trec_eval's and ir_measures' (§6)."""
+    return [len(ctx.tensors[n] if pref else ctx.metrics[n]) for n, pref in names]

@@ -1,21 +1,20 @@
 """Is a difference between runs real? Paired tests, Tukey's HSD, corrections, Kendall's tau-b.
 
 The kernels take per-query arrays (a metric's (Q, R) values or a preference measure's
-(Q, R, R) tensor) and return numpy arrays; :func:`compare` turns them into ``rpp compare``'s
-Results rows. Every test is two-sided and treats the queries as the sample: for a preference
-measure the per-query RPP(a, b) is tested against 0, for a metric the per-query difference
-m(a) - m(b). Unordered run pairs are indexed like ``np.triu_indices(R, 1)``.
+(Q, R, R) tensor) and return numpy arrays; the tasks of ``rpp compare``, ``check`` and
+``meta`` (:mod:`rpp_cli.tasks`) turn them into rows. Every test is two-sided and treats the
+queries as the sample: for a preference measure the per-query RPP(a, b) is tested against 0,
+for a metric the per-query difference m(a) - m(b). Unordered run pairs are indexed like
+``np.triu_indices(R, 1)``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .aggregate import TIE_TOLERANCE, UNIT_ROUNDOFF, mean_preference, name_order
+from .aggregate import UNIT_ROUNDOFF, mean_preference
+from .orderings import TIE_TOLERANCE, name_order
 from .core import permuted_sums
 from .errors import InputError
-from .pipeline import Options, default_measures, evaluate_runs
-from .measures import PREFERENCE, resolve
-from .results import Results
 
 TESTS = ("ttest", "randomization", "hsd")
 CORRECTIONS = ("none", "bonferroni", "holm")
@@ -83,7 +82,7 @@ def ttest(x: np.ndarray) -> np.ndarray:
 
     Equals scipy.stats.ttest_1samp (ttest_rel for metric differences); a column whose values
     are all equal gets p = 1 when they are 0 and p = 0 otherwise (its standard deviation may
-    round to 1.7e-17 instead of 0: three values 0.1 gave scipy's p of 9.6e-33).
+    round to 1.7e-17 instead of 0: for three values 0.1 scipy gives a p of 9.6e-33).
     """
     from scipy.special import stdtr  # Student's t CDF (what scipy.stats.t uses); lazily,
     # as scipy costs every other command its import time
@@ -104,9 +103,9 @@ def _slack(n_terms: int, magnitude: np.ndarray) -> np.ndarray:
     """How far apart two statistics equal in exact arithmetic can be in floats, when each is
     (a difference of) sums of ``n_terms`` values whose |values| sum to at most ``magnitude``:
     each sum errs by at most gamma_n * magnitude in any order of summation (Higham, eq. 3.5),
-    and a comparison involves at most four such sums. Without it, P@5 differences whose
-    exact sum is 0 (0.2 + 0.4 - 0.6 is 5.6e-17) had sign flips of exact sum 0 fall below the
-    observed 5.6e-17, and a p of 0.94 instead of 1."""
+    and a comparison involves at most four such sums. Without it, sign flips of P@5
+    differences whose exact sum is 0 fall below an observed float sum of 5.6e-17 (0.2 + 0.4
+    - 0.6) and lower a p of 1."""
     gamma = n_terms * UNIT_ROUNDOFF / (1 - n_terms * UNIT_ROUNDOFF)
     return 4 * gamma * magnitude
 
@@ -161,9 +160,8 @@ def hsd(values: np.ndarray, permutations: int, rng: np.random.Generator) -> np.n
     ia, ib = np.triu_indices(n_runs, 1)
     pairs = np.stack((ia, ib), axis=1) if values.ndim == 3 else None
     width = len(ia) if values.ndim == 3 else n_runs
-    # trials a block (the same random draws as when each block was summed query by query in
-    # numpy), and no more than _BLOCK_BYTES of permutations: with one pair 16,384 trials of
-    # 20,000 queries were 5 GB
+    # trials a block: a cache-sized block of sums, and no more than _BLOCK_BYTES of
+    # permutations (one pair's 16,384 trials of 20,000 queries would take 5 GB at once)
     step = max(1, min(_CACHE_ELEMENTS // max(width, 1), _BLOCK_BYTES // (8 * n_q * n_runs)))
     count = np.zeros(len(ia), dtype=np.int64)
     block = np.empty((n_q, min(step, permutations), n_runs), dtype=np.int64)
@@ -243,7 +241,7 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     and predictive power need tens of thousands of taus. Scores within the ordering tie
     tolerance count as ties.
     """
-    from .aggregate import tie_key
+    from .orderings import tie_key
 
     ia, ib = np.triu_indices(np.shape(x)[-1], 1)
     kx, ky = tie_key(x), tie_key(y)
@@ -253,77 +251,3 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den > 0, (sx * sy).sum(axis=-1) / den, np.nan)
 
-
-def compare(ctx, names: list[tuple[str, bool]], test: str, correction: str,
-            permutations: int, seed: int) -> Results:
-    """``rpp compare`` rows: for every ordered run pair and measure M, the mean effect (``M``
-    for a preference measure, ``M_diff`` for a metric) and its p-value ``M_p``.
-
-    ``names`` lists (output name, is preference). Corrections apply per measure over the
-    R(R-1)/2 unordered pairs. Every measure sees the same random permutations (a fresh
-    generator from ``seed``), so its p-values do not depend on the other measures asked.
-    """
-    coll = ctx.collection
-    results = Results(coll.qids, coll.run_names)
-    ia, ib = np.triu_indices(len(coll.run_names), 1)
-    first, second = np.concatenate([ia, ib]), np.concatenate([ib, ia])
-    for name, is_pref in names:
-        values = ctx.tensors[name] if is_pref else ctx.metrics[name]
-        effect = mean_preference(pair_values(values))
-        p = adjust(significance(values, test, permutations, np.random.default_rng(seed),
-                                coll.run_names), correction)
-        results.add(name if is_pref else f"{name}_diff", -1, first,
-                    np.concatenate([effect, -effect]), second)
-        results.add(f"{name}_p", -1, first, np.concatenate([p, p]), second)
-    return results
-
-
-def run_compare(qrels_path: str, run_paths: list[str], measure_names: list[str] | None,
-                options: Options, test: str, correction: str, permutations: int, seed: int,
-                notes: list[str]) -> Results:
-    """``rpp compare``: evaluate, then test every pair of runs on every measure."""
-    return compare_runs(qrels_path, run_paths, measure_names, options, test, correction,
-                        permutations, seed, notes)[0]
-
-
-def compare_runs(qrels_path: str, run_paths: list[str], measure_names: list[str] | None,
-                 options: Options, test: str, correction: str, permutations: int, seed: int,
-                 notes: list[str]) -> tuple[Results, object, list[tuple[str, bool]]]:
-    """:func:`run_compare`, also returning the evaluation (its Context) and the tested
-    (output name, is preference) pairs."""
-    checked_seed(seed)
-    checked_count("permutations", permutations)
-    if test not in TESTS:
-        raise InputError(f"unknown test {test!r} (choose from {', '.join(TESTS)})")
-    if correction not in CORRECTIONS:
-        raise InputError(f"unknown correction {correction!r} (choose from "
-                         f"{', '.join(CORRECTIONS)})")
-    if test == "hsd" and correction != "none":
-        raise InputError("--test hsd already controls the error over all pairs; "
-                         "use --correction none")
-    if len(run_paths) < 2:
-        raise InputError("compare needs at least two runs")
-    measures = resolve(default_measures(measure_names, options.subtopics))
-    ctx = evaluate_runs(qrels_path, run_paths, measures, options, False, notes)
-    names = testable(ctx, measures, notes)
-    return compare(ctx, names, test, correction, permutations, seed), ctx, names
-
-
-def testable(ctx, measures, notes: list[str]) -> list[tuple[str, bool]]:
-    """(output name, is preference) of every measure with per-query values, in -m order;
-    a note for each one without (e.g. gm_map)."""
-    names = []
-    for m in measures:
-        for out in [m.name] if m.kind == PREFERENCE else m.studied:
-            if out in ctx.tensors or out in ctx.metrics:
-                names.append((out, out in ctx.tensors))
-            else:
-                notes.append(f"{out}: no per-query values (an aggregate only), so not tested; "
-                             "leave it out of -m")
-    return names
-
-
-def query_counts(ctx, names: list[tuple[str, bool]]) -> list[int]:
-    """The number of queries each of :func:`testable`'s ``names`` averages over: the evaluated
-    ones for rpp's own measures, every qrels query for trec_eval's and ir_measures' (§6)."""
-    return [len(ctx.tensors[n] if pref else ctx.metrics[n]) for n, pref in names]

@@ -30,7 +30,8 @@ def test_the_api_names_are_the_api_whatever_loaded_first():
     assert set(rpp_cli.__all__) <= set(dir(rpp_cli))
     assert not [n for n in rpp_cli.__all__ if (package / f"{n}.py").exists()
                 or (package / n).is_dir()]
-    script = ("import rpp_cli.cli, rpp_cli.commands, rpp_cli.pipeline, rpp_cli.metaeval, rpp_cli; "
+    script = ("import rpp_cli.cli, rpp_cli.commands, rpp_cli.pipeline, rpp_cli.tasks.meta, "
+              "rpp_cli; "
               "print(*(f'{n}:{type(getattr(rpp_cli, n)).__name__}' for n in rpp_cli.__all__))")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=60)
@@ -240,11 +241,11 @@ def test_wide_table_and_preference_matrix():
         res.matrix("rpp", qid="nope")
 
 
-def test_meta_is_the_function_and_metaeval_the_module():
+def test_meta_is_the_function_and_tasks_meta_the_module():
     import importlib
 
     assert callable(rpp_cli.meta) and rpp_cli.meta.__module__ == "rpp_cli.api"
-    module = importlib.import_module("rpp_cli.metaeval")
+    module = importlib.import_module("rpp_cli.tasks.meta")
     assert module.MetaOptions is rpp_cli.MetaOptions and rpp_cli.meta is rpp_cli.api.meta
 
 

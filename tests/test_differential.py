@@ -36,6 +36,7 @@ def _evaluate(tmp_path, coll, style):
     return res
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_every_value_matches_the_references(tmp_path, seed):
     coll = generate(seed)
@@ -47,6 +48,7 @@ def test_every_value_matches_the_references(tmp_path, seed):
                           + "\n  ".join(problems[:8]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", STYLE_SEEDS)
 def test_plain_and_ugly_files_give_identical_output(tmp_path, seed):
     coll = generate(seed)

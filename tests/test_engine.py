@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rpp_cli.engine import (EXIT_WORKER_DIED, Inline, Lazy, Processes, Threads, WorkerDied,
+from rpp_cli.errors import EXIT_WORKER_DIED
+from rpp_cli.engine import (Inline, Lazy, Processes, Threads, WorkerDied,
                             current, query_shards, session)
 from rpp_cli.core import PARALLEL_ROWS
 from rpp_cli.errors import InputError
@@ -54,8 +55,13 @@ def _fail_from_three(x: int) -> int:
     return x
 
 
+def _engine_id(engine) -> str:
+    """A test id that names the engine and its workers (repr holds an address)."""
+    return f"{type(engine).__name__}-{engine.workers}"
+
+
 @pytest.mark.parametrize("engine", [Inline(), Threads(3), Processes(1), Processes(2),
-                                    Processes(5)], ids=repr)
+                                    Processes(5)], ids=_engine_id)
 def test_results_come_in_shard_order(engine):
     assert list(engine.imap(_square, list(range(23)))) == [x * x for x in range(23)]
 
@@ -66,13 +72,15 @@ def test_lazy_shards_are_built_in_the_worker():
     assert os.getpid() not in pids and len(set(pids)) == 2
 
 
-@pytest.mark.parametrize("engine", [Inline(), Threads(3), Processes(3)], ids=repr)
+@pytest.mark.parametrize("engine", [Inline(), Threads(3), Processes(3)],
+                         ids=_engine_id)
 def test_the_lowest_failing_shard_is_raised(engine):
     """Shards 3.. fail; whichever worker fails first, shard 3's error is the one raised."""
     with pytest.raises(InputError, match="bad shard 3"):
         list(engine.imap(_fail_from_three, list(range(12))))
 
 
+@pytest.mark.slow
 def test_a_shard_error_on_dask_is_the_same_error(dask_engine):
     with pytest.raises(InputError, match="bad shard 3"):
         list(dask_engine.imap(_fail_from_three, list(range(12))))
@@ -91,6 +99,7 @@ def _engine_inside(x: int) -> tuple[str, list[int]]:
     return type(current()).__name__, list(current().imap(_square, [x, x + 1]))
 
 
+@pytest.mark.slow
 def test_work_a_dask_shard_shards_itself_runs_inline_on_its_worker():
     """A worker of a local cluster is a fork of the process that started it, which may hold
     an engine then (here an outer session's; a worker the nanny restarts holds the Dask
@@ -144,6 +153,7 @@ def test_a_local_cluster_that_does_not_start_is_one_line():
     assert dask.config.get("distributed.worker.multiprocessing-method") == method
 
 
+@pytest.mark.slow
 def test_a_killed_dask_worker_is_an_error_naming_it(dask_engine):
     """Shard 6 kills its worker; the shards that worker ran beside it (a Dask worker has
     several threads) die with it, so the error names the first of them: 6 or one before."""
@@ -420,6 +430,7 @@ def test_same_bytes_for_every_jobs_and_shard_size(tmp_path, monkeypatch, seed):
         [k for k, text in out.items() if text != out[("1", None)]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [10, 23, 33])
 @pytest.mark.parametrize("level", ["1", "2"])
 def test_queries_of_negative_grades_print_the_same_in_every_shard(tmp_path, monkeypatch,
@@ -444,6 +455,7 @@ def test_same_bytes_for_compare_and_meta(tmp_path, monkeypatch):
         assert out[("1", None)] == out[("3", "2")] and out[("1", None)].count("\n") > 5
 
 
+@pytest.mark.slow
 def test_same_bytes_on_dask(tmp_path, monkeypatch, dask_engine):
     """The shards of eval and meta on the module's LocalCluster (RPP_DASK, as CI would set
     it: the address of the cluster) print what -j 1 prints."""
@@ -462,6 +474,7 @@ def test_same_bytes_on_dask(tmp_path, monkeypatch, dask_engine):
     assert remote.out == local
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("address", ["tcp://127.0.0.1:9", "tls://127.0.0.1:9"])
 def test_dask_errors_are_one_line(tmp_path, monkeypatch, address):
     """An unreachable scheduler, or tls:// without a security setup (distributed raised a
@@ -541,6 +554,7 @@ def _blocked_with_workers(paths: list[str], *flags: str, **popen
     raise AssertionError(f"rpp ended, or wrote nothing, with no worker seen: {err[-500:]!r}")
 
 
+@pytest.mark.slow
 def test_killing_a_worker_of_rpp_eval_ends_it_with_one_line(big_collection):
     proc, kids = _blocked_with_workers(big_collection)
     os.kill(kids[0], signal.SIGKILL)
@@ -552,6 +566,7 @@ def test_killing_a_worker_of_rpp_eval_ends_it_with_one_line(big_collection):
     assert "Traceback" not in err.decode()
 
 
+@pytest.mark.slow
 def test_ctrl_c_ends_rpp_and_its_workers_with_130(big_collection):
     proc, kids = _blocked_with_workers(big_collection)
     proc.send_signal(signal.SIGINT)
@@ -564,6 +579,7 @@ def test_ctrl_c_ends_rpp_and_its_workers_with_130(big_collection):
     assert not any(Path(f"/proc/{k}").exists() for k in kids)
 
 
+@pytest.mark.slow
 def test_ctrl_c_to_rpp_on_a_local_dask_cluster_ends_it_and_the_cluster_with_130(
         big_collection):
     """Ctrl-C as a terminal sends it, to the whole process group: rpp and the cluster's worker
@@ -580,6 +596,7 @@ def test_ctrl_c_to_rpp_on_a_local_dask_cluster_ends_it_and_the_cluster_with_130(
     assert not any(Path(f"/proc/{k}").exists() for k in kids)
 
 
+@pytest.mark.slow
 def test_a_ctrl_c_that_reaches_only_a_dask_worker_changes_nothing(big_collection):
     """The local cluster's workers leave Ctrl-C to rpp: SIGINT sent to one of them alone
     (a worker that took it would die, and rpp would end with 'worker died') changes no byte
@@ -594,6 +611,7 @@ def test_a_ctrl_c_that_reaches_only_a_dask_worker_changes_nothing(big_collection
     assert out == plain.stdout and len(out) > 1_000_000
 
 
+@pytest.mark.slow
 def test_started_with_ctrl_c_ignored_rpp_ignores_it(big_collection):
     """``rpp ... &`` in a script or under nohup starts with SIGINT ignored: like any program,
     rpp leaves it so and its workers run on; the output is what a plain run writes."""
@@ -644,6 +662,7 @@ def test_a_worker_dead_before_its_next_shard_is_an_error_naming_it():
         _send(parent, pid, 2, 5)
 
 
+@pytest.mark.slow
 def test_a_local_dask_cluster_is_quiet_and_exact(big_collection, dask_engine):
     """``--dask local:2 -Q`` in a real process, while another cluster (the module's) holds
     Dask's usual ports: nothing on stderr (Dask's warnings about busy ports or large task
@@ -657,6 +676,7 @@ def test_a_local_dask_cluster_is_quiet_and_exact(big_collection, dask_engine):
     assert dask.stdout == local.stdout and local.stdout.count("\n") > 10_000
 
 
+@pytest.mark.slow
 def test_a_large_run_read_alone_prints_the_same_on_every_core(tmp_path):
     """A run of over PARALLEL_ROWS rows read alone: its windows are split and its rows coded
     by the idle cores (-j 3: three parts). With tied scores, --dedup over copies at lower and

@@ -8,8 +8,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from rpp_cli.pipeline import Options, run_eval
-from rpp_cli.collection import Populations
+from rpp_cli.populations import Populations
+from rpp_cli.settings import Options
+from rpp_cli.tasks import eval as eval_task
 from rpp_cli.measures.preference import level_weights, pairwise
 
 from .conftest import parse_lines, rpp, write_qrels, write_run
@@ -24,8 +25,9 @@ def _tensors(tmp_path, seed: int):
     coll = generate(seed)
     qrels, runs = write_collection(coll, tmp_path, "mixed")
     names = tuple(f"r{i}" for i in range(len(runs)))
-    ctx = run_eval(str(qrels), [str(p) for p in runs], ["rpp", "invrpp"],
-                   Options(names=names), False, [])
+    ctx = eval_task.run(str(qrels), [str(p) for p in runs],
+                        eval_task.EvalRequest(("rpp", "invrpp")),
+                        Options(names=names)).extras["context"]
     return coll, ctx
 
 

@@ -23,6 +23,7 @@ import rpp_cli.join as join
 from rpp_cli.collection import encode
 from rpp_cli.io.qrels import read_qrels
 from rpp_cli.io.runs import RunStream, _Pending
+from rpp_cli.settings import Options
 
 from .conftest import rpp
 from .realistic import generate, write_collection
@@ -61,6 +62,7 @@ def _outputs(monkeypatch, commands: list[list], batch: int | None, whole: int = 
     return [(r.code, r.out, r.err) for r in (rpp(*c) for c in commands)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed,style", [(2, "plain"), (5, "ugly"), (11, "mixed"), (23, "ugly")])
 def test_every_batch_size_prints_what_the_whole_file_prints(tmp_path, monkeypatch, seed, style):
     qrels, paths = write_collection(generate(seed), tmp_path, style)
@@ -76,8 +78,8 @@ def test_every_batch_size_prints_what_the_whole_file_prints(tmp_path, monkeypatc
         for command, g, w in zip(commands, got, want):
             assert g == w, f"seed {seed} {style}, whole file by {whole}: {command[:4]} differs"
     pooled = []  # the pieces' pool ran (one run read alone has 5 threads to itself)
-    real_pool = join._on_pool
-    monkeypatch.setattr(join, "_on_pool", lambda *a: pooled.append(1) or real_pool(*a))
+    real_pool = join.pipelined
+    monkeypatch.setattr(join, "pipelined", lambda *a: pooled.append(1) or real_pool(*a))
     for batch in (*BATCHES, 40):  # pieces of a batch joined side by side
         got = _outputs(monkeypatch, commands, batch, jobs=5)
         for command, g, w in zip(commands, got, want):
@@ -251,6 +253,7 @@ def _desc(docno: str) -> bytes:
     return bytes(255 - b for b in docno.encode()) + b"\xff"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(30, 42))
 @pytest.mark.parametrize("max_docs", (None, 2))
 def test_corpus_size_counts_distinct_docno_bytes(tmp_path, monkeypatch, seed, max_docs):
@@ -264,7 +267,7 @@ def test_corpus_size_counts_distinct_docno_bytes(tmp_path, monkeypatch, seed, ma
         monkeypatch.setattr(runs, "BATCH_ROWS", batch)
         monkeypatch.setattr(table, "WINDOW_BYTES", 64 if batch < 10 else table.WINDOW_BYTES)
         for used in ([0], [1], list(range(len(paths)))):
-            got = encode(qrels, [str(paths[r]) for r in used], max_docs=max_docs, jobs=2)
+            got = encode(qrels, [str(paths[r]) for r in used], Options(max_docs=max_docs, jobs=2))
             assert got.corpus_size.tolist() == _literal_corpus_sizes(coll, got.qids, used,
                                                                      max_docs), (batch, used)
 
@@ -323,41 +326,3 @@ def test_a_runs_query_bounds_are_found_once():
     assert bounds.tolist() == [0, 0, 3, 3, 4, 6, 6]
     assert rows.bounds(6) is bounds and not bounds.flags.writeable
     assert rows.bounds(4).tolist() == [0, 0, 3, 3, 4]  # another query count: found again
-
-
-def test_pieces_on_a_pool_come_back_in_order_and_few_at_a_time():
-    """_on_pool: fn of every item in item order; at most ``threads`` items taken ahead of
-    the one handed back; an error is raised in order, and what had not started never runs."""
-    import threading
-    import time
-
-    taken, started, lock = [], [], threading.Lock()
-
-    def items():
-        for i in range(40):
-            taken.append(i)
-            yield i
-
-    def slow(i: int) -> int:
-        with lock:
-            started.append(i)
-        time.sleep(0.002 * (i % 3))  # pieces finish out of order
-        return i * i
-
-    out = []
-    for value in join._on_pool(items(), slow, 3):
-        out.append(value)
-        assert len(taken) <= len(out) + 3  # what waits or runs, beside the one in hand
-    assert out == [i * i for i in range(40)]
-
-    def failing(i: int) -> int:
-        if i == 5:
-            raise MemoryError("piece 5")
-        time.sleep(0.01)
-        return i
-
-    got, started = [], []
-    with pytest.raises(MemoryError, match="piece 5"):
-        for value in join._on_pool(iter(range(100)), lambda i: (started.append(i), failing(i))[1], 2):
-            got.append(value)
-    assert got == [0, 1, 2, 3, 4] and max(started) < 10

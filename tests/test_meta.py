@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from rpp_cli.pipeline import Options
-from rpp_cli.metaeval import MetaOptions, plan_meta, random_subsets, subsample_judgments
+from rpp_cli.settings import Options
+from rpp_cli.tasks import meta as meta_task
+from rpp_cli.tasks.meta import MetaOptions, MetaRequest
+from rpp_cli.tasks.meta.robustness import subsample_judgments
+from rpp_cli.tasks.meta.study import random_subsets
 from rpp_cli.stats import pair_values
 
 from .conftest import rpp
@@ -19,12 +22,18 @@ RUNS = sorted(str(p) for p in (DEMO / "runs").iterdir())
 MEASURES = ["rpp", "map", "asl"]
 
 
-def run_meta(**kw):
-    """(Meta, {(measure, run, other): value}) after running every job."""
-    notes: list[str] = []
-    meta = plan_meta(str(DEMO / "qrels"), RUNS, MEASURES, Options(), MetaOptions(**kw), notes)
-    for job in meta.jobs():
+def studied(measures: list[str], opts: MetaOptions) -> meta_task.Study:
+    """The study of ``measures`` on the demo runs after running every job, in this process."""
+    meta = meta_task.plan(str(DEMO / "qrels"), RUNS, MetaRequest(tuple(measures), opts),
+                          Options())
+    for job in meta_task.jobs(meta):
         job.finish(job.compute())
+    return meta
+
+
+def run_meta(**kw):
+    """(Study, {(measure, run, other): value}) after running every job."""
+    meta = studied(MEASURES, MetaOptions(**kw))
     return meta, {(m, r, o): v for m, q, r, o, v in meta.results.rows()}
 
 
@@ -168,12 +177,9 @@ def test_odd_number_of_queries_uses_every_query():
 
 def test_predictive_top_fraction(base):
     ctx, values = base
-    notes: list[str] = []
-    meta = plan_meta(str(DEMO / "qrels"), RUNS, MEASURES, Options(),
-                     MetaOptions(analyses=("predictive",), samples=20, top_fraction=0.5,
-                                 ordering="win"), notes)
-    for job in meta.jobs():
-        job.finish(job.compute())
+    meta = studied(MEASURES, MetaOptions(analyses=("predictive",), samples=20,
+                                         top_fraction=0.5, ordering="win"))
+    notes = meta.notes
     ap = ctx.metrics["map"].mean(axis=0)
     names = ctx.collection.run_names
     top = sorted(np.argsort(-ap)[:3].tolist())
@@ -189,16 +195,12 @@ def test_methodologist_defaults():
     """HSD with 10,000 permutations; predictive power among the top 75% of runs by AP."""
     opts = MetaOptions()
     assert opts.permutations == 10_000 and opts.top_fraction == 0.75
-    notes: list[str] = []
-    meta = plan_meta(str(DEMO / "qrels"), RUNS, ["map"], Options(),
-                     MetaOptions(analyses=("predictive",), samples=5), notes)
-    for job in meta.jobs():
-        job.finish(job.compute())
+    notes = studied(["map"], MetaOptions(analyses=("predictive",), samples=5)).notes
     assert any("among the top 5 of 6 runs by map" in n for n in notes)
 
 
 def test_top_runs_keep_ties_at_the_cut():
-    from rpp_cli.aggregate import top_runs
+    from rpp_cli.orderings import top_runs
 
     assert top_runs(np.array([0.3, 0.5, 0.3, 0.1]), 2).tolist() == [0, 1, 2]
     assert top_runs(np.array([0.3, 0.5, 0.2, 0.1]), 2).tolist() == [0, 1]
@@ -208,7 +210,7 @@ def test_ties_by_hand():
     """3 runs, 2 queries: per-query metric values (1, 1, 0) and (0.5, 0.2, 0.5): pairs
     (a,b), (a,c), (b,c) tie on q1 once and on q2 once: 2/6. A preference tensor ties where
     RPP(a, b) = 0: one of the 3 pairs on one query: 1/3."""
-    from rpp_cli.metaeval import tie_share
+    from rpp_cli.tasks.meta.power import tie_share
 
     assert tie_share(np.array([[1.0, 1.0, 0.0], [0.5, 0.2, 0.5]])) == pytest.approx(2 / 6)
     pref = np.array([[[0, 0.5, 0], [-0.5, 0, 1], [0, -1, 0]]], dtype=float)
@@ -234,7 +236,7 @@ def test_agreement_sign_and_r_match_scipy(base):
 def test_pearson_r_by_hand():
     """Pairs' differences x = (1, 2, -1), y = (1, 1, 1), each pair both ways: Σxy = 2,
     Σx² = 6, Σy² = 3, r = 2 / sqrt(18); all 0 has no r."""
-    from rpp_cli.metaeval import pearson_r
+    from rpp_cli.tasks.meta.agreement import pearson_r
 
     assert pearson_r(np.array([1.0, 2, -1]), np.ones(3)) == 2 / np.sqrt(18)
     assert np.isnan(pearson_r(np.zeros(4), np.arange(4.0)))
@@ -243,7 +245,7 @@ def test_pearson_r_by_hand():
 def test_pearson_r_does_not_depend_on_which_run_comes_first():
     """Flipping a pair's orientation (both differences negated) leaves r bit for bit:
     centring one orientation made the same runs 0.961 or 0.966."""
-    from rpp_cli.metaeval import pearson_r
+    from rpp_cli.tasks.meta.agreement import pearson_r
 
     rng = np.random.default_rng(7)
     for _ in range(200):
@@ -310,7 +312,7 @@ def test_judged_fractions_each_have_a_name_of_their_own():
     """0.125 and 0.12 were both robust_judged_0.12 (one table column dropped the other),
     0.999 printed as 1.00 and a fraction given twice gave its lines twice: each fraction now
     has its own exact name (two decimals where they are exact), once."""
-    from rpp_cli.metaeval import fraction_label
+    from rpp_cli.tasks.meta.robustness import fraction_label
 
     from .conftest import rpp
 

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from rpp_cli.ndeval import NdevalOptions, run_ndeval
+from rpp_cli.tasks import ndeval as ndeval_task
+from rpp_cli.tasks.ndeval import NdevalOptions
 
 from .conftest import DEMO, ROOT, rpp
 
@@ -44,7 +45,8 @@ def test_edge_collection_byte_for_byte_but_nan(opt):
     assert len(got) == len(expected) and got[0] == expected[0]
     for mine, ref in zip(got[1:-1], expected[1:-1]):
         assert mine == ref.replace("-nan", "0.000000")
-    table = run_ndeval(str(GOLDEN / "edge.qrels"), str(GOLDEN / "edge.run"), EDGE_CASES[opt], [])
+    table = ndeval_task.run(str(GOLDEN / "edge.qrels"), str(GOLDEN / "edge.run"),
+                            EDGE_CASES[opt]).results
     for name, mine, ref in zip(got[0].split(","), got[-1].split(","), expected[-1].split(",")):
         assert mine == (ref if ref != "-nan" else "%.6f" % table.value(name, "all", "edgeRun"))
     nan_cells = sum(line.count("-nan") for line in expected[1:-1])
@@ -53,7 +55,8 @@ def test_edge_collection_byte_for_byte_but_nan(opt):
 
 @pytest.mark.parametrize("opt", ["default", "c", "alpha0-beta1"])
 def test_nan_amean_uses_the_unrounded_zeroes(opt):
-    res = run_ndeval(str(GOLDEN / "edge.qrels"), str(GOLDEN / "edge.run"), EDGE_CASES[opt], [])
+    res = ndeval_task.run(str(GOLDEN / "edge.qrels"), str(GOLDEN / "edge.run"),
+                          EDGE_CASES[opt]).results
     per_topic = [res.value("nNRBP", t, "edgeRun") for t in ("1", "2", "3", "4", "7")]
     assert per_topic[1] == 0.0 and per_topic[4] == 0.0  # no relevant subtopic; not judged
     n_topics = 5 if opt == "c" else 4  # qrels topics 1-5; run topics 1-4 and 7
@@ -256,6 +259,7 @@ def test_rpp_eval_notes_subtopic_ids_that_are_one_number() -> None:
             "subtopics here, one to ndeval (rpp ndeval merges them)") in res.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tag", [b"t\xe9", "a\u3000b".encode(), "a\u200bb".encode(),
                                  "a\u00a0b".encode(), "run,1".encode()])
 def test_runid_is_the_tag_as_it_is(tmp_path, tag: bytes) -> None:

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rpp_cli.aggregate import (MC4_TELEPORT, ORDERINGS, add_orderings, borda_points,
-                               mc4_scores, ordering_scores, rank_positions, tie_key, win_rates)
+from rpp_cli.aggregate import win_rates
+from rpp_cli.orderings import (MC4_TELEPORT, ORDERINGS, add_orderings, borda_points,
+                               mc4_scores, ordering_scores, rank_positions, tie_key)
 from rpp_cli.results import Results
 
 
@@ -62,7 +63,7 @@ def test_mc4_scores_in_name_order_do_not_depend_on_the_order_of_the_runs(seed, n
                                                                          data):
     """Solved with the runs in name order, a run's MC4 score has the same bits however the
     runs were given (the solver's pivots follow the rows: 0.55128205128205121 or ...132)."""
-    from rpp_cli.aggregate import name_order
+    from rpp_cli.orderings import name_order
 
     tensor = random_tensor(seed, n_q, n_runs, coarse=False)
     names = [f"run{i}" for i in range(n_runs)]

@@ -6,10 +6,11 @@ import math
 import random
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rpp_cli.collection import Populations
+from rpp_cli.populations import Populations
 from rpp_cli.measures.preference import level_weights, pairwise
 
 from .conftest import parse_lines, rpp
@@ -114,6 +115,7 @@ SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(collections())
 def test_matches_slow_reference(tmp_path, coll):
@@ -141,6 +143,7 @@ def test_matches_slow_reference(tmp_path, coll):
         assert abs(got[("asl", qid, f"sys{r}")] - value) < 1e-9
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(collections(), st.integers(0, 10**6))
 def test_invariant_to_line_order(tmp_path, coll, seed):
@@ -153,6 +156,7 @@ def test_invariant_to_line_order(tmp_path, coll, seed):
     assert before.out == after.out
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(collections())
 def test_antisymmetric_bounded_and_zero_on_itself(tmp_path, coll):
@@ -217,7 +221,7 @@ def test_graded_populations_are_the_items_at_or_above_each_grade(grades):
     never), as the literal definition makes them."""
     from types import SimpleNamespace
 
-    from rpp_cli.collection import graded_populations
+    from rpp_cli.populations import graded_populations
 
     q = np.repeat(np.arange(len(grades)), [len(x) for x in grades]).astype(np.int64)
     g = np.array([v for x in grades for v in x], dtype=np.float64)
@@ -238,7 +242,7 @@ def test_graded_populations_are_the_items_at_or_above_each_grade(grades):
 def test_distinct_pairs_is_numpy_unique_of_the_columns(rows):
     """graded_populations' (query, λ) pairs: the lexsort equals np.unique(axis=1) of the
     stacked columns, in the same order, for any order and repeats of the rows."""
-    from rpp_cli.collection import distinct_pairs
+    from rpp_cli.populations import distinct_pairs
 
     query = np.array([r[0] for r in rows], dtype=np.int64)
     grade = np.array([r[1] for r in rows], dtype=np.float64)

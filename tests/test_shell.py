@@ -13,7 +13,8 @@ import click
 import pytest
 
 from rpp_cli import __version__
-from rpp_cli.cli import EXIT_CLOSED_PIPE, cli
+from rpp_cli.cli import cli
+from rpp_cli.errors import EXIT_CLOSED_PIPE
 from rpp_cli.measures import METRIC, REGISTRY, Measure
 from rpp_cli.progress import progress
 
@@ -35,6 +36,7 @@ def only_notes(stderr: str) -> bool:
     return all(line.startswith("rpp: note: ") for line in stderr.splitlines())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["trec", "jsonl", "csv", "matrix"])
 def test_head_closes_the_pipe_quietly(fmt):
     """More output than a pipe holds (64 KiB), reader gone after one line: exit 0 (the
@@ -57,6 +59,7 @@ main()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, code", [
     (["eval", "-m", "map", "fixtures/paper/qrels", "fixtures/paper/run.X"], 0),
     (["measures"], EXIT_CLOSED_PIPE),

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rpp_cli.errors import InputError
-from rpp_cli.pipeline import Options, run_eval
+from rpp_cli.settings import Options
+from rpp_cli.tasks import eval as eval_task
 
 from .conftest import DEMO, parse_lines, rpp, write_qrels, write_run
 from .io.test_readers import one_error_line
@@ -238,14 +239,15 @@ def test_st_rpp_matches_literal_spec(tmp_path, coll):
     s = write_subtopics(tmp_path / "sub", sub or [("1", 1, "a", 0)])
     paths = [write_run(tmp_path / f"r{i}", {qq: docs for qq, docs in run.items() if docs},
                        f"r{i}") for i, run in enumerate(runs)]
-    evaluate = functools.partial(run_eval, str(q), [str(p) for p in paths], list(DISCOUNTS),
-                                 Options(subtopics=str(s)), True, [])
+    evaluate = functools.partial(eval_task.run, str(q), [str(p) for p in paths],
+                                 eval_task.EvalRequest(tuple(DISCOUNTS), per_query=True),
+                                 Options(subtopics=str(s)))
     judged = {qq for qq, *_ in sub or [("1",)]}
     if not judged & {qq for qq, docs in qrels.items() if any(g > 0 for g in docs.values())}:
         with pytest.raises(InputError, match="shares no evaluated query with the qrels"):
             evaluate()  # subtopic qrels of another collection
         return
-    ctx = evaluate()
+    ctx = evaluate().extras["context"]
     expected = slow_st_rpp(qrels, sub, runs)
     evaluated = [ctx.collection.qids[q] for q in ctx.collection.evaluated]  # the tensors' rows
     for (name, qid, a, b), value in expected.items():

@@ -267,6 +267,7 @@ def test_runid_is_the_tag_as_in_trec_eval(files, rpp) -> None:
     assert (proc.returncode, proc.stdout) == (0, "runid                 \tall\tr\n")
 
 
+@pytest.mark.slow
 def test_real_process_stdin_and_gzip(files, tmp_path: Path) -> None:
     """As a subprocess: gzip and stdin read the same; errors exit with no traceback."""
     f = files(q=QRELS_OK)

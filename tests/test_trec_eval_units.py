@@ -10,11 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rpp_cli.errors import InputError
-from rpp_cli.io.trec_eval import read_judgments, read_retrieved
-from rpp_cli.measures import trec
-from rpp_cli.measures.trec import TrecRequest, aggregate, c_atof, evaluate, parse, validate
-from rpp_cli.report.trec_eval import c_float
-from rpp_cli.trec_eval import EXIT_USAGE, parse_measures, pytrec_eval_input, rank, relstrings
+from rpp_cli.measures import trec_table
+from rpp_cli.measures.pytrec_adapter import evaluate
+from rpp_cli.measures.trec import aggregate
+from rpp_cli.measures.trec_names import TrecRequest, c_atof, parse, validate
+from rpp_cli.errors import TREC_EVAL_USAGE
+from rpp_cli.tasks.trec_eval.flow import (parse_measures, pytrec_eval_input, rank,
+                                          relstrings)
+from rpp_cli.tasks.trec_eval.reader import read_judgments, read_retrieved
+from rpp_cli.tasks.trec_eval.writer import c_float
 
 
 # -- measure syntax -------------------------------------------------------------------------
@@ -31,13 +35,13 @@ def test_first_params_win_and_cutoffs_sort() -> None:
 
 def test_nickname_params_are_ignored() -> None:
     assert parse(["official.5"]) == parse(["official"])
-    assert [r.base for r in parse(["set.1"])] == trec.NICKNAMES["set"]
+    assert [r.base for r in parse(["set.1"])] == trec_table.NICKNAMES["set"]
 
 
 def test_trec_eval_order_not_command_line_order() -> None:
     bases = [r.base for r in parse_measures(("P", "map", "relstring", "runid", "ndcg"))]
     assert bases == ["runid", "map", "P", "relstring", "ndcg"]
-    assert [r.base for r in parse_measures(())] == trec.NICKNAMES["official"]
+    assert [r.base for r in parse_measures(())] == trec_table.NICKNAMES["official"]
 
 
 def test_output_names_as_trec_eval_prints_them() -> None:
@@ -63,7 +67,7 @@ def test_pair_params_trec_eval_rejects(params: str) -> None:
 def test_unknown_names_are_usage_errors_for_trec_eval_only() -> None:
     with pytest.raises(InputError) as err:
         parse_measures(("P_10",))
-    assert err.value.exit_code == EXIT_USAGE
+    assert err.value.exit_code == TREC_EVAL_USAGE
     assert parse(["P_10"]) == [TrecRequest("P", "10")]  # rpp eval's shorthand
     with pytest.raises(InputError) as err:
         parse(["foo"])
@@ -243,9 +247,9 @@ def test_cutoffs_in_other_digits_are_refused_before_pytrec_eval(measure) -> None
 
 def test_a_measure_name_is_padded_to_22_bytes(tmp_path) -> None:
     """printf's %-22s counts bytes: ndcg.١=٣ (UTF-8 parameters) is padded as trec_eval pads."""
-    from rpp_cli.report.trec_eval import lines
     from rpp_cli.results import Results
-    from rpp_cli.trec_eval import TrecEvalOutput
+    from rpp_cli.tasks.trec_eval import TrecEvalOutput
+    from rpp_cli.tasks.trec_eval.writer import lines
 
     results = Results(["1"], ["r"])
     results.add("ndcg_\u0661=\u0663", -1, 0, [0.5])

@@ -10,12 +10,15 @@ from pathlib import Path
 
 import click
 import numpy
+import pytest
 import pytrec_eval
 import scipy
 
 from rpp_cli import __version__
 
 from .conftest import DEMO, ROOT, rpp
+
+pytestmark = pytest.mark.slow
 
 RUNS = [DEMO / "runs" / "bm25", DEMO / "runs" / "monot5"]
 

@@ -6,16 +6,14 @@ import sys
 
 import click
 
-from ..io.identity import check_files
-from ..pipeline import Options
-from ..report.files import append_whole, check_writable
-from ..report import write as write_report
-from ..check import GATE_TESTS, machine_verdicts, markdown_summary, parse_max_drops, run_check
 from ..errors import EXIT_CHECK_FAILED
+from ..io.identity import check_files
 from ..options import (FILE, Decimal, input_options, once, output_options, permutation_options,
-                       print_notes,
-                       quiet_option)
-
+                       print_notes, quiet_option)
+from ..report import write as write_report
+from ..report.files import append_whole, check_writable
+from ..settings import Options
+from ..tasks import check as check_task
 
 SUMMARY_FILE = "$GITHUB_STEP_SUMMARY"
 
@@ -28,7 +26,7 @@ SUMMARY_FILE = "$GITHUB_STEP_SUMMARY"
               help="The run every candidate is checked against (required: no default).")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure to test; repeatable. Default: rpp.")
-@click.option("--test", type=click.Choice(GATE_TESTS), default="randomization",
+@click.option("--test", type=click.Choice(check_task.GATE_TESTS), default="randomization",
               show_default=True, help="Paired randomization (sign flips) or paired t-test.")
 @click.option("--alpha", type=Decimal(), default=0.05, show_default=True,
               help="A candidate fails when significantly worse at this level.")
@@ -57,17 +55,18 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
     check_files([qrels, baseline, *candidates], {SUMMARY_FILE: step_summary})
     if step_summary:
         check_writable(step_summary, SUMMARY_FILE, append=True)
-    notes: list[str] = []
-    results, verdicts = run_check(qrels, baseline, list(candidates), list(measures) or None,
-                                  options, test, alpha,
-                                  parse_max_drops(max_drops), permutations, seed, notes,
-                                  precision)
-    print_notes(notes)
-    summary = markdown_summary(verdicts, results.runs[0])  # run 0 is the baseline
+    outcome = check_task.run(qrels, list(candidates),
+                             check_task.CheckRequest(baseline, measures, test, alpha, max_drops,
+                                                     permutations, seed, precision),
+                             options)
+    results, verdicts = outcome.results, outcome.extras["verdicts"]
+    print_notes(outcome.notes)
+    summary = check_task.markdown_summary(verdicts, results.runs[0])  # run 0 is the baseline
     if fmt == "markdown":  # the verdicts, for a pull request; the evidence is in the other formats
         sys.stdout.write(summary)
     else:
-        write_report(results, fmt, sys.stdout, precision, verdicts=machine_verdicts(verdicts))
+        write_report(results, fmt, sys.stdout, precision,
+                     verdicts=check_task.machine_verdicts(verdicts))
     sys.stdout.flush()
     for verdict in verdicts:
         click.echo(verdict.line(), err=True)

@@ -8,15 +8,18 @@ import click
 
 from ..errors import InputError
 from ..io.identity import check_files
-from ..pipeline import Options, lower_is_better, split_paths
+from ..options import (Decimal, check_view, collection_arguments, input_options,
+                       output_options, permutation_options, print_notes, quiet_option,
+                       subtopics_option, view_option)
+from ..pipeline import split_paths
+from ..report import paper as paper_report
 from ..report import table as table_report
 from ..report import write as write_report
-from ..stats import CORRECTIONS, TESTS, compare_runs, query_counts
-from ..report import paper as paper_report
-from ..options import (Decimal, check_view, collection_arguments, input_options,
-                       output_options,
-                       permutation_options, print_notes, quiet_option, subtopics_option,
-                       view_option)
+from ..settings import Options
+from ..stats import CORRECTIONS, TESTS
+from ..tasks import compare as compare_task
+from ..pipeline import query_counts
+from ..tasks.eval import lower_is_better
 
 
 @click.command("compare")
@@ -53,10 +56,12 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
     check_files([qrels, *runs, subtopics])
     notes: list[str] = []
     qrels_path, run_paths = split_paths([qrels, *runs], subtopics, notes)
-    results, ctx, tested = compare_runs(qrels_path, run_paths, list(measures) or None,
-                                        replace(options, subtopics=subtopics), test, correction,
-                                        permutations, seed, notes)
-    print_notes(notes)
+    outcome = compare_task.run(qrels_path, run_paths,
+                               compare_task.CompareRequest(measures, test, correction,
+                                                           permutations, seed),
+                               replace(options, subtopics=subtopics))
+    results, ctx, tested = outcome.results, outcome.extras["context"], outcome.extras["tested"]
+    print_notes(notes + outcome.notes)
     if view == "paper":
         lower = lower_is_better(measures)
         columns = [paper_report.Column(name, f"{name}_win" if pref else name,

@@ -6,13 +6,13 @@ import sys
 
 import click
 
-from ..errors import InputError
+from ..errors import NDEVAL_ERROR, TREC_EVAL_USAGE, InputError
 from ..io.identity import check_files
-from ..ndeval import NDEVAL_EXIT_ERROR, NdevalOptions, run_ndeval
-from .. import trec_eval as trec_eval_flow
-from ..report import ndeval as ndeval_report
-from ..report import trec_eval as trec_eval_report
 from ..options import FILE, Decimal, Digits, finite, print_notes, quiet_option
+from ..tasks import ndeval as ndeval_task
+from ..tasks import trec_eval as trec_eval_task
+from ..tasks.ndeval import writer as ndeval_writer
+from ..tasks.trec_eval import writer as trec_eval_writer
 
 
 class _ExitOneCommand(click.Command):
@@ -22,9 +22,8 @@ class _ExitOneCommand(click.Command):
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as err:
-            err.exit_code = trec_eval_flow.EXIT_USAGE  # ndeval's usage errors exit 1 too
+            err.exit_code = TREC_EVAL_USAGE  # ndeval's usage errors exit 1 too
             raise
-
 
 
 @click.command("ndeval", cls=_ExitOneCommand)
@@ -50,17 +49,15 @@ def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: 
     NRBP, MAP-IA, P-IA and strec per topic and amean. QRELS is subtopic qrels
     (topic subtopic docno grade). Where ndeval prints -nan for a topic, rpp prints 0 (note on
     stderr), and the amean counts that 0."""
-    notes: list[str] = []
     try:
         check_files([qrels, run])
-        results = run_ndeval(qrels, run, NdevalOptions(alpha, beta, traditional, max_docs,
-                                                       all_topics), notes)
+        outcome = ndeval_task.run(qrels, run, ndeval_task.NdevalOptions(
+            alpha, beta, traditional, max_docs, all_topics))
     except InputError as err:
-        err.exit_code = NDEVAL_EXIT_ERROR
+        err.exit_code = NDEVAL_ERROR
         raise
-    print_notes(notes)
-    ndeval_report.write(results, sys.stdout)
-
+    print_notes(outcome.notes)
+    ndeval_writer.write(outcome.results, sys.stdout)
 
 
 @click.command("trec-eval", cls=_ExitOneCommand)
@@ -93,10 +90,11 @@ def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str
     """trec_eval 9.0.8 for one RUN, byte for byte, computed by pytrec_eval. Exit codes as
     trec_eval's: 1 usage or unknown measure, 2 bad file or parameter, 4 duplicate docno,
     7 no query with both results and judgments."""
-    opts = trec_eval_flow.TrecEvalOptions(measures, per_query, not no_summary, complete, level,
+    opts = trec_eval_task.TrecEvalOptions(measures, per_query, not no_summary, complete, level,
                                           max_retrieved, judged_only, num_docs)
-    notes: list[str] = []
     check_files([qrels, run])
-    output = trec_eval_flow.run_trec_eval(qrels, run, opts, notes)
-    print_notes(notes)
-    trec_eval_report.write(output, sys.stdout.buffer)
+    outcome = trec_eval_task.run(qrels, run, opts)
+    print_notes(outcome.notes)
+    trec_eval_writer.write(trec_eval_task.TrecEvalOutput(outcome.results,
+                                                         outcome.extras["texts"]),
+                           sys.stdout.buffer)

@@ -8,13 +8,14 @@ import click
 
 from ..errors import InputError
 from ..io.identity import check_files
-from ..aggregate import add_orderings
-from ..pipeline import Options, default_measures, lower_is_better, run_eval, split_paths
 from ..measures import DEFAULTS, PREFERENCE, REGISTRY
-from ..report import plot
-from ..report import write as write_report
 from ..options import (collection_arguments, input_options, output_options, print_notes,
                        quiet_option, subtopics_option)
+from ..pipeline import default_measures, split_paths
+from ..report import plot
+from ..report import write as write_report
+from ..settings import Options
+from ..tasks import eval as eval_task
 
 
 @click.command("eval")
@@ -62,15 +63,13 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
         plot.check(plot_path)
     notes: list[str] = []
     qrels_path, run_paths = split_paths([qrels, *runs], subtopics, notes)
-    ctx = run_eval(qrels_path, run_paths, list(measures) or None,
-                   replace(options, subtopics=subtopics), per_query, notes)
-    if orderings:
-        add_orderings(ctx.results, ctx.tensors, ctx.metrics, lower_is_better(measures))
-    print_notes(notes)
+    outcome = eval_task.run(qrels_path, run_paths,
+                            eval_task.EvalRequest(measures, per_query, orderings),
+                            replace(options, subtopics=subtopics))
+    print_notes(notes + outcome.notes)
     if plot_path:
-        print_notes(plot.preference_heatmap(ctx.results, plot_path, plot_measure))
-    write_report(ctx.results, fmt, sys.stdout, precision, summary=not no_summary)
-
+        print_notes(plot.preference_heatmap(outcome.results, plot_path, plot_measure))
+    write_report(outcome.results, fmt, sys.stdout, precision, summary=not no_summary)
 
 
 @click.command("measures")

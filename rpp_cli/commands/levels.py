@@ -7,10 +7,12 @@ from dataclasses import replace
 import click
 
 from ..io.identity import check_files
-from ..pipeline import Options, split_paths
-from ..report import plot
-from .. import levels as levels_flow
 from ..options import FILE, Digits, input_options, once, print_notes, quiet_option
+from ..pipeline import split_paths
+from ..report import levels as levels_report
+from ..report import plot
+from ..settings import Options
+from ..tasks import levels as levels_task
 
 
 @click.command("levels")
@@ -21,7 +23,7 @@ from ..options import FILE, Digits, input_options, once, print_notes, quiet_opti
                    "then be '-' or omitted, as in rpp eval. Default: none.")
 @click.option("-n", "--no-summary", is_flag=True,
               help="Do not print the 'all' lines (shares of levels where each run is ahead).")
-@click.option("--format", "fmt", type=click.Choice(levels_flow.FORMATS), default="trec",
+@click.option("--format", "fmt", type=click.Choice(levels_report.FORMATS), default="trec",
               help="trec: tab-separated lines, value last; jsonl: one JSON object a line; "
                    "csv: with a header row. (The run x run tables have nothing to show here.)")
 @click.option("--precision", type=Digits(0, 17), default=4, metavar="N",
@@ -53,9 +55,11 @@ def levels_command(paths: tuple[str, ...], subtopics: str | None, no_summary: bo
         plot.check(plot_path)
     notes: list[str] = []
     qrels_path, run_paths = split_paths(list(paths), subtopics, notes)
-    levels = levels_flow.compute_levels(qrels_path, run_paths,
-                                        replace(options, subtopics=subtopics), notes, query)
-    print_notes(notes)
+    outcome = levels_task.run(qrels_path, run_paths, levels_task.LevelsRequest(query),
+                              replace(options, subtopics=subtopics))
+    levels = outcome.extras["levels"]
+    print_notes(notes + outcome.notes)
     if plot_path:
-        print_notes(levels_flow.plot(levels, plot_path))
-    levels_flow.write(levels, fmt, sys.stdout, precision, summary=not no_summary)
+        print_notes(levels_task.plot(levels, plot_path))
+    levels_report.write(levels_task.rows(levels, summary=not no_summary), fmt, sys.stdout,
+                        precision)

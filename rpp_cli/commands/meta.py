@@ -6,18 +6,19 @@ from dataclasses import replace
 
 import click
 
-from ..aggregate import ORDERINGS
 from ..io.identity import check_files
-from ..pipeline import Options, split_paths
-from ..metaeval import ANALYSES, JUDGED_POLICIES, MetaOptions, plan_meta, require_analyses
+from ..options import (Decimal, Digits, check_view, collection_arguments, input_options,
+                       number_list, output_options, print_notes, quiet_option, seed_option,
+                       subtopics_option, view_option)
+from ..orderings import ORDERINGS
+from ..pipeline import split_paths
 from ..report import plot
 from ..report import table as table_report
 from ..report import write as write_report
+from ..settings import Options
 from ..stats import MAX_DRAWS
-from ..options import (Decimal, Digits, check_view, collection_arguments, input_options,
-                       number_list,
-                       output_options, print_notes, quiet_option, seed_option, subtopics_option,
-                       view_option)
+from ..tasks import meta as meta_task
+from ..tasks.meta import ANALYSES, JUDGED_POLICIES, MetaOptions, MetaRequest, require_analyses
 
 
 @click.command("meta")
@@ -81,21 +82,22 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
     if plot_path:
         plot.check(plot_path)
     notes: list[str] = []
-    opts = MetaOptions(tuple(a.strip() for a in analyses.split(",") if a.strip()), alpha,
-                       permutations, samples, query_counts, judged_fractions or (),
-                       judged_samples, top_fraction, ordering, seed, judged_policy)
+    opts = MetaOptions(analyses, alpha, permutations, samples, query_counts,
+                       judged_fractions or (), judged_samples, top_fraction, ordering, seed,
+                       judged_policy)
     require_analyses(opts)
     qrels_path, run_paths = split_paths([qrels, *runs], subtopics, notes)
-    meta = plan_meta(qrels_path, run_paths, list(measures) or None,
-                     replace(options, subtopics=subtopics), opts, notes)
-    print_notes(notes)
-    notes.clear()
-    meta.run()
-    print_notes(notes)
+    study = meta_task.plan(qrels_path, run_paths, MetaRequest(measures, opts),
+                           replace(options, subtopics=subtopics))
+    planned = len(study.notes)
+    print_notes(notes + study.notes)  # before the long part
+    outcome = meta_task.execute(study)
+    print_notes(outcome.notes[planned:])
     if plot_path:
-        print_notes(plot.robustness_curves(meta.results, plot_path, meta.scatter,
-                                           meta.differences))
+        print_notes(plot.robustness_curves(outcome.results, plot_path,
+                                           outcome.extras["scatter"],
+                                           outcome.extras["differences"]))
     if view == "human":
-        table_report.write(meta.results, sys.stdout, precision)
+        table_report.write(outcome.results, sys.stdout, precision)
     else:
-        write_report(meta.results, fmt, sys.stdout, precision)
+        write_report(outcome.results, fmt, sys.stdout, precision)

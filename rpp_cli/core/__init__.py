@@ -14,10 +14,12 @@ releases the GIL, so runs can be read and joined by a pool of threads.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+
+import functools
 
 import numpy as np
 
+from ..engine.threads import run_all
 from . import _kernel
 from ._kernel import format_rows, nested_dicts
 from .table import Column, Table, column_of, line_at, read_bytes, split
@@ -60,10 +62,9 @@ class Dictionary:
                              out[lo:hi], repeat[lo:hi], batch)
         if len(cuts) == 2:
             part(0, len(col))
-        else:
-            with ThreadPoolExecutor(len(cuts) - 1, thread_name_prefix="rpp-code") as pool:
-                for done in [pool.submit(part, lo, hi) for lo, hi in zip(cuts, cuts[1:])]:
-                    done.result()  # a part's error (out of memory, a bad key) is raised
+        else:  # a part's error (out of memory, a bad key) is raised
+            run_all([functools.partial(part, lo, hi) for lo, hi in zip(cuts, cuts[1:])],
+                    "rpp-code")
         return out, repeat.view(bool)
 
     def find(self, col: Column, keys: np.ndarray | None = None) -> np.ndarray:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field as dataclass_field
 
 import numpy as np
 
+from ..engine.threads import pool
 from ..errors import InputError
 from . import _kernel
 from .source import read_source, source_chunks
@@ -333,10 +333,10 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
         for pieces in _buffers(chunks, WINDOW_BYTES, state):
             yield from emit(_split_each(path, pieces, fields, counts, kind, floats))
     else:
-        with ThreadPoolExecutor(threads, thread_name_prefix="rpp-split") as pool:
+        with pool(threads, "rpp-split") as workers:
             before: list = []  # the buffer before, being split while its own is coded
             for pieces in _buffers(chunks, max(1, WINDOW_BYTES // threads), state):
-                now = [pool.submit(_split_one, path, piece, fields, counts, kind, floats)
+                now = [workers.submit(_split_one, path, piece, fields, counts, kind, floats)
                        for piece in pieces]
                 yield from emit(future.result() for future in before)
                 before = now if state["failed"] is None else []

@@ -28,9 +28,9 @@ from typing import Callable, ContextManager, Iterator, Protocol, Sequence, TypeV
 
 import numpy as np
 
-from ..errors import ASCII_DECIMAL, InputError
-from ..parallel import map_runs
+from ..errors import ASCII_DECIMAL, EXIT_WORKER_DIED, InputError
 from ..progress import progress
+from .threads import default_jobs, map_ordered
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -43,7 +43,6 @@ SHARDS_PER_WORKER = 4  # more shards than workers: an uneven shard does not idle
 MIN_SHARD_WORK = 20_000  # rows (or level pairs) a shard should have: below, a fork costs more
 MAX_SHARD_WORK = 1 << 20  # rows (or levels) a shard should not pass: a shard's Python objects
 # (pytrec_eval is given dicts of its rows) are then tens of MB, whatever the collection
-EXIT_WORKER_DIED = 3  # a worker process died: not bad input (2), not a failed check (1)
 
 
 class WorkerDied(InputError):
@@ -99,7 +98,7 @@ class Threads:
     def imap(self, fn: Callable[[T], U], shards: Sequence[T],
              label: str | None = None) -> Iterator[U]:
         """``fn(shard)`` on ``workers`` threads; the lowest failing shard's error is raised."""
-        return iter(map_runs(lambda i: fn(shards[i]), len(shards), self.workers, label))
+        return iter(map_ordered(lambda i: fn(shards[i]), len(shards), self.workers, label))
 
 
 @dataclass

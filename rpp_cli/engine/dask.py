@@ -14,10 +14,9 @@ ends the command when none has joined within it.
 
 ``local[:N]`` starts its cluster before the runs are read: where the platform forks, its
 worker processes are forks of rpp (Dask's ``multiprocessing-method: fork``), which have Dask,
-numpy and rpp loaded already, instead of fresh interpreters that load them all (about 0.3
-CPU-s each: on two cores, L took 3.6 s against 3.1 s). Forked before reading, they share
-little with rpp: forked after it, they kept alive every page rpp freed or rewrote later (tall:
-a tree of 1.64-1.70 GB against 1.40-1.45 GB), in the same time.
+numpy and rpp loaded already, instead of fresh interpreters that load them all. Forked
+before reading, they share little with rpp: forked after it, they would keep alive every page
+rpp frees or rewrites later (bench/LOG.md has the measurements).
 """
 from __future__ import annotations
 

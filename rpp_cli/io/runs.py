@@ -157,9 +157,8 @@ class LineNumbers:
 
 
 # Rows of whole queries a RunStream gathers before it hands them on: each batch is joined
-# at once, so this sets what a reader holds (some 20 MB of rows, and the batch's join,
-# about 130 MB at its peak, measured on bench's big run) against a cost per batch (tall
-# was 0.3 s slower with half this, big's peak 130 MB higher with twice this).
+# at once, so this sets what a reader holds (some 20 MB of rows, and the batch's join)
+# against a cost per batch (bench/LOG.md has the trade measured).
 BATCH_ROWS = 1 << 19
 
 

@@ -17,8 +17,8 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from ..subtopics import SubtopicIndex, require
-from . import METRIC, Measure, family, register
+from ..populations import SubtopicIndex, require
+from .registry import METRIC, Measure, family, register
 
 DEPTH = 20  # ndeval's rank cutoff arrays
 CUTOFFS = (5, 10, 20)

@@ -14,6 +14,7 @@ interleaving".
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
@@ -21,8 +22,8 @@ import numpy as np
 from ..collection import Collection
 from ..core import interleave
 from ..io.qrels import relevant
-from ..parallel import map_runs
-from . import PREFERENCE, Measure, family, register
+from ..engine import current
+from .registry import PREFERENCE, Measure, family, register
 
 # w(k), the stopping weight of position k before normalisation over 1..N (1-based array).
 STOPS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -74,9 +75,9 @@ def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
     """OI of every ordered pair of runs on every query under each user model of ``stops``:
     (M, Q, R, R), from one walk of every interleaving of ``method`` (core.INTERLEAVINGS).
 
-    Only pairs a < b go to the kernel, in ``jobs`` blocks on as many threads (it releases the
-    GIL); OI(b, a) = −OI(a, b) fills the rest exactly and the diagonal stays 0. The kernel
-    adds each maximal stretch of positions with one sign as one difference of the cumulative
+    Only pairs a < b go to the kernel, in ``jobs`` blocks, shards of the engine's work;
+    OI(b, a) = −OI(a, b) fills the rest exactly and the diagonal stays 0. The kernel adds each
+    maximal stretch of positions with one sign as one difference of the cumulative
     weights, so a sign held on all of 1..N gives exactly W[N] (OI = ±1 exactly). N = 0 (both
     rankings empty) gives 0.
     """
@@ -90,8 +91,9 @@ def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
     weights = np.stack([STOPS[stop](k) for stop in stops], axis=1)  # (K, M)
     cumulative = np.concatenate((np.zeros((1, len(stops))), np.cumsum(weights, axis=0)))
     blocks = np.array_split(np.stack([ia, ib], axis=1), min(max(1, jobs), len(ia)))
-    parts = map_runs(lambda i: interleave(docs, bounds, blocks[i], rel, cumulative, method),
-                     len(blocks), jobs)
+    parts = list(current().imap(
+        functools.partial(_interleave_block, docs, bounds, rel=rel, cumulative=cumulative,
+                          method=method), blocks))
     sums = np.concatenate([part[0] for part in parts])  # (P, Q, 2, M)
     n = np.concatenate([part[1] for part in parts])  # (P, Q)
     value = np.divide(sums.sum(axis=2), 2.0 * cumulative[n], out=np.zeros(n.shape + (len(stops),)),
@@ -99,6 +101,12 @@ def offline_interleaving(docs: np.ndarray, bounds: np.ndarray, rel: np.ndarray,
     out[:, :, ia, ib] = value.transpose(2, 1, 0)
     out[:, :, ib, ia] = -value.transpose(2, 1, 0)
     return out
+
+
+def _interleave_block(docs: np.ndarray, bounds: np.ndarray, block: np.ndarray, *,
+                      rel: np.ndarray, cumulative: np.ndarray, method: str) -> tuple:
+    """The kernel's sums and lengths for one block of pairs: a shard for the engine."""
+    return interleave(docs, bounds, block, rel, cumulative, method)
 
 
 @family("interleaving", across_runs=True)

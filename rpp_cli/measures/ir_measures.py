@@ -19,10 +19,12 @@ import re
 
 import numpy as np
 
+from ..aggregate import add_metric
 from ..errors import InputError, number
 from ..io.qrels import GRADE_MAX
-from . import METRIC, Measure, family, register
-from .trec import C_INT_MAX, pytrec_level
+from .pytrec_adapter import pytrec_level
+from .registry import METRIC, Measure, family, register
+from .trec_names import C_INT_MAX
 
 # ir_measures name -> (trec_eval measure, its cutoff parameter is the @k)
 ALIASES = {
@@ -130,8 +132,10 @@ def own_measure(name: str) -> Measure:
                   "ERR": "ERR@k; grades 0-4 (integer part), -l does not apply"}[m["name"]]
     return Measure(name, METRIC, "ir_measures",
                    what.format(k=cutoff if cutoff is not None else "ranking"),
-                   options={"provider": m["name"], "cutoff": cutoff, "level": level},
-                   parameters=parameters)
+                   options={"provider": m["name"], "cutoff": cutoff}, level=level,
+                   parameters=parameters,
+                   counts_retrieved=m["name"] == "Judged",  # judged documents retrieved
+                   gain_weighted=m["name"] == "ERR")  # grades 0-4 as gains, whatever -l says
 
 
 # ir_measures' NumRet with rel=N is not num_ret at a level: it counts the items retrieved with
@@ -230,12 +234,10 @@ def gdeval_grades(coll) -> np.ndarray:
     return np.maximum(grade, 0.0)
 
 
-@family("ir_measures")
+@family("ir_measures", all_queries="ir_measures'")
 def compute(ctx, measures: list[Measure]) -> None:
     """RR@k, Judged@k and ERR@k of every run on every query of the qrels (ir_measures averages
     over them all, as trec_eval -c: contract §6), each ranked as its provider ranks."""
-    from ..aggregate import add_metric
-
     coll = ctx.collection
     n_q, n_judged = len(coll.qids), len(coll.judged.query)
     grade = coll.judged.grade
@@ -256,8 +258,7 @@ def compute(ctx, measures: list[Measure]) -> None:
                 continue
             ascending = docno_ascending_ranks(rows) if ascending is None else ascending
             if provider == "RR":
-                level = pytrec_level(coll.level if m.options["level"] is None
-                                     else m.options["level"])
+                level = pytrec_level(coll.level if m.level is None else m.level)
                 hit = judged & (integer[code] >= level)
                 values[m.name][:, r] = reciprocal_rank(rows.qidx, ascending, hit, n_q, cutoff)
             else:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import PREFERENCE, Measure, family, register
+from .registry import PREFERENCE, Measure, family, register
 from .preference import corpus_note, pair_blocks
 from .search_length import relevant_population
-from ..collection import Populations, positions_and_ties
+from ..populations import Populations, positions_and_ties
 
 register(Measure("lexiprecision", PREFERENCE, "lexicographic",
                  "lexiprecision (sgnLP): sign at the first recall level where the two runs' "

@@ -12,10 +12,10 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ..aggregate import UNIT_ROUNDOFF
-from ..collection import Populations, graded_populations, positions_and_ties
 from ..engine import Lazy, current, query_shards
-from ..subtopics import subtopic_populations
-from . import PREFERENCE, Measure, family, register
+from ..populations import (Populations, graded_populations, positions_and_ties,
+                           subtopic_populations)
+from .registry import PREFERENCE, Measure, family, register
 
 # p(i | P) before normalisation, as a function of the recall level i (1-based array).
 DISCOUNTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -42,10 +42,8 @@ for _scheme, (_prefix, _pops, _how) in _SCHEMES.items():
                          parameters=f"{_how}; prints {_name} per pair, {_name}_win per run"))
 
 # Bytes of float64 temporaries per chunk of pairs x levels; bounds memory at any scale. A
-# worker holds about 2.25 times this at once (signs, their weights, what is decided), and 16
-# workers run side by side: at 64 MiB that is up to 2.3 GB (160 runs' -j 16 peak rose from
-# 2.8 to 3.5 GB when their preferences went from 2 workers to 16). 16 MiB is no slower
-# (L x 4 at -j 1 on the 2-core VM: 18.1 s against 20.5 s).
+# worker holds about 2.25 times this at once (signs, their weights, what is decided), and up
+# to 16 workers run side by side; a larger chunk is no faster (bench/LOG.md).
 _CHUNK_BYTES = 16 << 20
 
 
@@ -164,7 +162,7 @@ def sharded_pairwise(coll, pops: Populations, weights: np.ndarray, uniform: np.n
     shard of queries on the command's engine (the same sums, query by query, in any shard):
     (M, E, R, R) over the evaluated queries (the others have no level), and the queries
     where the corpus size ties a retrieved member with a missed one
-    (:func:`~rpp_cli.collection.positions_and_ties`)."""
+    (:func:`~rpp_cli.populations.positions_and_ties`)."""
     n_queries = len(coll.qids)
     level_query = pops.seg_query[pops.member_seg]
     levels = np.bincount(level_query, minlength=n_queries).astype(np.float64)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io.qrels import relevant
-from . import METRIC, PARAMETRIC, Measure, family, register
+from .registry import METRIC, PARAMETRIC, Measure, family, register
 
 DEFAULT_PERSISTENCE = 0.8
 
@@ -35,8 +35,8 @@ def rbp_measure(name: str, param: str) -> Measure:
     return Measure(name, METRIC, "rank_biased",
                    f"rank-biased precision, persistence {p:g}, and its residual "
                    "(Moffat & Zobel 2008)",
-                   options={"persistence": p, "outputs": [name, residual],
-                            "informative": [residual]},
+                   options={"persistence": p}, shown_as=(name, residual),
+                   informative=(residual,),
                    parameters=f"rbp.P: persistence P in (0, 1), default {DEFAULT_PERSISTENCE:g}; "
                               "-l L; prints rbp[.P] and its residual rbp_res[.P]")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collection import Populations, mean_positions
-from . import METRIC, Measure, family, register
+from ..populations import Populations, mean_positions
+from .registry import METRIC, Measure, family, register
 
 register(Measure("asl", METRIC, "search_length",
                  "average search length: mean full-corpus position of the relevant items "

@@ -1,8 +1,10 @@
 """Output formats, each written once against the Results table.
 
-Every format module has ``write(results, out, precision, summary)``; :func:`write` picks one
-by name, so a command hands its Results over in one line whatever ``--format`` says: add
-``@output_options`` (cli.py) and end with ``write(results, fmt, sys.stdout, precision)``.
+Every format of :data:`WRITERS` has ``write(results, out, precision, summary)``; :func:`write`
+picks one by name, so a command hands its Results over in one line whatever ``--format`` says:
+add ``@output_options`` (options.py) and end with ``write(results, fmt, sys.stdout,
+precision)``. The other modules are layouts of their own (``levels``' lines, the ``paper`` and
+human (``table``) tables, the ``plot`` figures) and what the formats share.
 """
 from __future__ import annotations
 

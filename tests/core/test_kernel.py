@@ -198,6 +198,7 @@ NUMBER = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(NUMBER)
 def test_numbers_are_what_python_reads(text):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DEMO
+from ..conftest import DEMO
 
 RPP = [sys.executable, "-m", "rpp_cli"]
 QRELS = str(DEMO / "qrels")
@@ -99,6 +99,7 @@ def _untouched(paths: list[Path], before: list[bytes]) -> None:
     assert not [p for p in paths[0].parent.rglob(".*.part")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["eval", "levels", "meta"])
 @pytest.mark.parametrize("which", ["qrels", "run", "link to the run", "hard link to qrels"])
 def test_a_plot_that_is_an_input_is_refused(tmp_path, command, which):
@@ -155,6 +156,7 @@ def _elapsed(fn) -> tuple[object, float]:
     return fn(), time.monotonic() - start
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("output", ["plot", "summary"])
 def test_a_fifo_no_process_reads_is_an_error_within_seconds(tmp_path, output):
     """A FIFO without a reader as --plot or $GITHUB_STEP_SUMMARY: one line, status 2, before
@@ -222,6 +224,7 @@ with files.replaced_whole(sys.argv[1], "the plot") as out:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, "end"])
 def test_no_temporary_file_outlives_a_signal(tmp_path, how):
     """A plot being written when a signal ends rpp (or Ctrl-C's immediate exit on a local

@@ -44,6 +44,7 @@ def _outputs(monkeypatch, window: int, commands: list[list[str]]) -> list[tuple]
     return [(r.code, r.out, r.err) for r in (rpp(*c) for c in commands)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed,style", [(1, "plain"), (4, "ugly"), (9, "mixed"),
                                         (12, "ugly"), (20, "mixed")])
 def test_every_command_prints_the_same_at_every_window(tmp_path, monkeypatch, seed, style):
@@ -59,6 +60,7 @@ def test_every_command_prints_the_same_at_every_window(tmp_path, monkeypatch, se
             assert g == w, f"seed {seed} {style}, window {window}: {command[0]} differs"
 
 
+@pytest.mark.slow
 def test_ndeval_and_stdin_print_the_same_at_every_window(tmp_path, monkeypatch):
     """ndeval (rank column, tags) on the demo run rewritten with BOM, CRLF and gzip, and a
     run read from standard input."""

@@ -11,9 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rpp_cli.pipeline import Options, run_eval
+from rpp_cli.settings import Options
 from rpp_cli.measures.diversity import NAMES, Judgments, Listed, Scorer, ideal_ranking
-from rpp_cli.ndeval import NdevalOptions, run_ndeval
+from rpp_cli.tasks import eval as eval_task
+from rpp_cli.tasks import ndeval as ndeval_task
+from rpp_cli.tasks.ndeval import NdevalOptions
 
 from ..conftest import DEMO, ROOT, parse_lines, rpp
 
@@ -224,7 +226,7 @@ SETTINGS = settings(max_examples=60, deadline=None,
 def test_equals_literal_restatement_exactly(tmp_path, topic):
     subs_of, ranking, alpha, beta, max_docs = topic
     q, r = write_topic(tmp_path, subs_of, ranking)
-    res = run_ndeval(q, r, NdevalOptions(alpha, beta, max_docs=max_docs), [])
+    res = ndeval_task.run(q, r, NdevalOptions(alpha, beta, max_docs=max_docs)).results
     got = [res.value(name, "7", "t") for name in NAMES]
     assert got == slow(subs_of, ranking, alpha, beta, max_docs)  # bit for bit
 
@@ -245,6 +247,7 @@ def collections(draw):
     return out, draw(PARAMS), draw(PARAMS)
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=80)
 @given(collections())
 def test_topics_of_every_shape_together_equal_the_literal_restatement(tmp_path, drawn):
@@ -261,14 +264,15 @@ def test_topics_of_every_shape_together_equal_the_literal_restatement(tmp_path, 
     (tmp_path / "r").write_text("".join(f"{n} Q0 {d} {i + 1} 0 t\n"
                                         for n, (_, ranking) in coll.items()
                                         for i, d in enumerate(ranking)))
-    res = run_ndeval(str(tmp_path / "q"), str(tmp_path / "r"), NdevalOptions(alpha, beta), [])
+    res = ndeval_task.run(str(tmp_path / "q"), str(tmp_path / "r"),
+                          NdevalOptions(alpha, beta)).results
     import rpp_cli.measures.diversity as diversity
 
     bound = diversity._ROOM_ELEMENTS
     try:
         diversity._ROOM_ELEMENTS = 1  # every topic a batch of its own
-        alone = run_ndeval(str(tmp_path / "q"), str(tmp_path / "r"),
-                           NdevalOptions(alpha, beta), [])
+        alone = ndeval_task.run(str(tmp_path / "q"), str(tmp_path / "r"),
+                                NdevalOptions(alpha, beta)).results
     finally:
         diversity._ROOM_ELEMENTS = bound
     assert list(alone.rows()) == list(res.rows())
@@ -287,7 +291,7 @@ def test_bounds(tmp_path, topic):
     (see test_a_run_can_beat_the_greedy_ideal)."""
     subs_of, ranking, alpha, beta, max_docs = topic
     q, r = write_topic(tmp_path, subs_of, ranking)
-    res = run_ndeval(q, r, NdevalOptions(alpha, beta, max_docs=max_docs), [])
+    res = ndeval_task.run(q, r, NdevalOptions(alpha, beta, max_docs=max_docs)).results
     for name in NAMES:
         v = res.value(name, "7", "t")
         assert v >= 0
@@ -311,7 +315,7 @@ def test_the_greedy_ideal_ranking_scores_one(tmp_path, topic):
         for s in subs_of[pick]:
             g[s] *= 1 - alpha
     q, r = write_topic(tmp_path, subs_of, ideal)
-    res = run_ndeval(q, r, NdevalOptions(alpha, beta), [])
+    res = ndeval_task.run(q, r, NdevalOptions(alpha, beta)).results
     names = [n for n in NORMALISED if n != "nNRBP" or (1 - (1 - alpha) * beta) != 0]
     assert [res.value(n, "7", "t") for n in names] == [1.0] * len(names)
 
@@ -325,12 +329,12 @@ def test_one_subtopic_greedy_is_optimal(tmp_path, relevant, order, alpha, beta):
     if not any(relevant):
         subs_of["a"] = {1}
     q, r = write_topic(tmp_path, subs_of, order)
-    res = run_ndeval(q, r, NdevalOptions(alpha, beta), [])
+    res = ndeval_task.run(q, r, NdevalOptions(alpha, beta)).results
     names = [n for n in NORMALISED if n != "nNRBP" or (1 - (1 - alpha) * beta) != 0]
     assert all(res.value(n, "7", "t") <= 1 + 1e-12 for n in names)
     best = sorted(order, key=lambda d: not subs_of.get(d))  # relevant first, any order
     q, r = write_topic(tmp_path, subs_of, best)
-    res = run_ndeval(q, r, NdevalOptions(alpha, beta), [])
+    res = ndeval_task.run(q, r, NdevalOptions(alpha, beta)).results
     assert [res.value(n, "7", "t") for n in names] == [1.0] * len(names)
 
 
@@ -363,9 +367,9 @@ def test_eval_per_query_values_equal_ndeval(with_qrels):
 
 
 def test_eval_missing_query_scores_zero_and_all_is_the_mean():
-    notes: list[str] = []
-    ctx = run_eval(str(DEMO / "qrels"), [str(DEMO / "runs" / "bm25")], ["alpha-nDCG@20"],
-                   Options(subtopics=str(DEMO / "qrels.subtopics")), True, notes)
+    ctx = eval_task.run(str(DEMO / "qrels"), [str(DEMO / "runs" / "bm25")],
+                        eval_task.EvalRequest(("alpha-nDCG@20",), per_query=True),
+                        Options(subtopics=str(DEMO / "qrels.subtopics"))).extras["context"]
     per_query = ctx.metrics["alpha-nDCG@20"][:, 0]
     assert per_query[ctx.collection.qids.index("210")] == 0.0
     assert ctx.results.value("alpha-nDCG@20", "all", "bm25") == pytest.approx(per_query.mean())

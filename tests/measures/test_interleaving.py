@@ -374,6 +374,7 @@ def _read_fixture(directory: Path, names: list[str]) -> tuple[dict, list]:
 @pytest.mark.parametrize("fixture, names, level", [
     ("mixed", ["a", "b", "c"], None), ("mixed", ["a", "b", "c"], 2),
     ("demo", ["bm25", "colbert", "dpr"], None), ("demo", ["monot5", "splade", "bm25"], 2)])
+@pytest.mark.slow
 def test_fixtures_end_to_end(fixture, names, level):
     """``rpp eval -q`` with the four measures on fixtures/: every line equals the reference's (demo:
     three of its six runs, which keeps the slow reference quick)."""

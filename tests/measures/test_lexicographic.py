@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
-from rpp_cli.collection import worst_case_positions
+from rpp_cli.populations import worst_case_positions
 from rpp_cli.measures.lexicographic import decisive_levels, lexicographic
 from rpp_cli.measures.search_length import relevant_population
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from rpp_cli.collection import Populations, positions_and_ties, worst_case_positions
+from rpp_cli.populations import Populations, positions_and_ties, worst_case_positions
 from rpp_cli.measures.preference import level_weights, pairwise
 
 from ..conftest import PAPER, parse_lines, rpp

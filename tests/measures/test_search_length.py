@@ -1,4 +1,4 @@
-"""asl's mean worst-case position in closed form (collection.mean_positions) against the mean
+"""asl's mean worst-case position in closed form (populations.mean_positions) against the mean
 of the positions themselves (worst_case_positions, sorted per population): the same float,
 bit for bit, while the sum stays under 2^53; by hand on one query; and past 2^53, the exact
 integer sum rounded once (a float sum of the positions rounds at every addition)."""
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import rpp_cli.collection as collection
-from rpp_cli.collection import Populations, mean_positions, worst_case_positions
+import rpp_cli.populations as populations
+from rpp_cli.populations import Populations, mean_positions, worst_case_positions
 from rpp_cli.measures.search_length import relevant_population
 
 
@@ -42,7 +42,7 @@ def test_closed_form_equals_the_mean_of_sorted_positions(seed, n_runs, n_queries
     assert got.dtype == np.float64
     assert np.array_equal(got, by_sorting(ranks, pops, corpus))
     with pytest.MonkeyPatch.context() as patch:  # Python's integers, as past int64's range
-        patch.setattr(collection, "INT64_SUMS", 0)
+        patch.setattr(populations, "INT64_SUMS", 0)
         exact = mean_positions(ranks, pops, corpus)
     assert exact.dtype == np.float64 and np.array_equal(exact, got)
 
@@ -77,6 +77,6 @@ def test_sums_past_int64_are_exact():
     ranks = np.array([[0, 3, 0, 0, 9]])
     exact = 12 + sum(n - m + i for i in range(3, m + 1))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(collection, "INT64_SUMS", 1)
+        patch.setattr(populations, "INT64_SUMS", 1)
         got = mean_positions(ranks, pops, np.array([n]))
     assert got.tolist() == [[float(exact) / m]]

@@ -7,7 +7,7 @@ import pytest
 import pytrec_eval
 
 from rpp_cli.errors import InputError
-from rpp_cli.measures import resolve, trec
+from rpp_cli.measures import pytrec_adapter, resolve, trec, trec_names
 
 from ..conftest import DEMO, parse_lines, rpp
 
@@ -92,14 +92,14 @@ def test_default_measures_and_exact_selection():
     ("map", ["map"]),
 ])
 def test_trec_eval_parameter_syntax(spec, names):
-    (req,) = trec.parse([spec])
+    (req,) = trec_names.parse([spec])
     assert req.output_names() == names
 
 
 def test_nicknames_and_first_params_win():
-    names = [r.base for r in trec.parse(["official"])]
+    names = [r.base for r in trec_names.parse(["official"])]
     assert names[:3] == ["runid", "num_q", "num_ret"] and "P" in names
-    assert [r.spec for r in trec.parse(["P.5", "P.10"])] == ["P.5"]
+    assert [r.spec for r in trec_names.parse(["P.5", "P.10"])] == ["P.5"]
 
 
 @pytest.mark.parametrize("spec", ["P.0", "P.abc", "P.5,5", "ndcg.1", "utility.1,2", "map.5",
@@ -132,7 +132,7 @@ def test_docnos_that_are_not_utf8_reach_pytrec_eval_safely(tmp_path):
 
 
 def test_passes_one_per_level_cutoffs_merge_other_parameters_clash():
-    T = trec.TrecRequest
+    T = trec_names.TrecRequest
     passes, where = trec.plan_passes([
         (T("P", "5"), 1), (T("P", "10"), 1), (T("map"), 1), (T("P", "5"), 2),
         (T("ndcg", "1=0,2=5"), 1), (T("ndcg"), 1), (T("P"), 1),
@@ -199,8 +199,8 @@ def test_the_bridge_names_documents_within_their_query():
 
     nan = float("nan")
     # judged codes 0..5: their queries and grades; query 2's grades are all negative
-    bridge = trec.Bridge(np.array([1, 0, 1, 0, 2, 2]),
-                         np.array([2.0, 0.0, nan, 1.0, -1.0, -2.0]), 3)
+    bridge = pytrec_adapter.Bridge(np.array([1, 0, 1, 0, 2, 2]),
+                                   np.array([2.0, 0.0, nan, 1.0, -1.0, -2.0]), 3)
     assert bridge.qrels == {"0": {"0": 0, "1": 1}, "1": {"0": 2}, "2": {"0": -1, "1": -1}}
     # rows in trec_eval's order: query 0 ranks codes 3, 1 and 7 (7: no judgment at all),
     # query 1 ranks 2 (NaN grade) and 0, query 2 ranks 4 (negative only)
@@ -208,7 +208,7 @@ def test_the_bridge_names_documents_within_their_query():
     assert run == {"0": {"1": -1.0, "0": -2.0, "u2": -3.0}, "1": {"u0": -1.0, "0": -2.0},
                    "2": {"0": -1.0}}
     # no judged code at all: every row is unjudged (codes narrowed to int8, as shards send them)
-    empty = trec.Bridge(np.array([], dtype=np.int64), np.array([]), 1)
+    empty = pytrec_adapter.Bridge(np.array([], dtype=np.int64), np.array([]), 1)
     assert empty.qrels == {"0": {}}
     assert empty.run(np.array([0, 2]), np.array([0, 0], dtype=np.int8)) == {
         "0": {"u0": -1.0, "u1": -2.0}}
@@ -218,7 +218,7 @@ def test_the_bridge_names_documents_within_their_query():
 def test_unjudged_names_sort_as_their_ranks(depth):
     """``u`` and the rank in base 62 of one width: distinct, in byte order as the ranks, and
     never a judged name (those are decimal digits)."""
-    names = trec.ranked_names(depth)
+    names = pytrec_adapter.ranked_names(depth)
     assert len(names) == len(set(names)) == depth
     assert sorted(names, key=lambda n: n.encode()) == names
     assert len({len(n) for n in names}) == 1 and all(n[0] == "u" for n in names)
@@ -229,9 +229,9 @@ def test_unjudged_names_sort_as_their_ranks(depth):
 def test_unjudged_names_in_a_two_digit_alphabet(monkeypatch):
     """The names by hand, with base 2 standing in for base 62: one width for all, the
     first ``depth`` names of that width in order."""
-    monkeypatch.setattr(trec, "DIGITS", "01")
-    assert trec.ranked_names(5) == ["u000", "u001", "u010", "u011", "u100"]
-    assert trec.ranked_names(4) == ["u00", "u01", "u10", "u11"]
+    monkeypatch.setattr(pytrec_adapter, "DIGITS", "01")
+    assert pytrec_adapter.ranked_names(5) == ["u000", "u001", "u010", "u011", "u100"]
+    assert pytrec_adapter.ranked_names(4) == ["u00", "u01", "u10", "u11"]
 
 
 @pytest.mark.parametrize("seed", [3, 11])
@@ -239,7 +239,8 @@ def test_a_shard_evaluates_alike_in_every_code_type(tmp_path, seed):
     """A shard's values do not depend on the integer type its rows' codes travel in."""
     import numpy as np
 
-    from rpp_cli.pipeline import Options, load
+    from rpp_cli.pipeline import load
+    from rpp_cli.settings import Options
 
     from ..realistic import generate, write_collection
 

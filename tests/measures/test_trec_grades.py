@@ -8,14 +8,15 @@ import pytest
 import pytrec_eval_ext
 
 from rpp_cli.errors import InputError
-from rpp_cli.measures import trec
-from rpp_cli.measures.trec import COMPACT_ABOVE, Compaction, TrecRequest
+from rpp_cli.measures import trec_table
+from rpp_cli.measures.pytrec_adapter import COMPACT_ABOVE, Compaction, Evaluator, evaluate
+from rpp_cli.measures.trec_names import TrecRequest
 
 from ..realistic import generate
 
 # every numeric trec_eval measure that reads grades only through levels and gains (ndcg_cut
 # takes the level number itself as gain: refused above COMPACT_ABOVE, tested below)
-MEASURES = [m for m in trec.ORDER if m not in trec.TEXT_MEASURES | {"ndcg_cut"}]
+MEASURES = [m for m in trec_table.ORDER if m not in trec_table.TEXT_MEASURES | {"ndcg_cut"}]
 FLOOR = "never-retrieved-floor"  # see test_compacted_values_equal_pytrec_eval_on_the_grades
 # whole gains: fractional ones are refused with compacted grades (see test_compaction_gains_by_hand)
 GAINS = ["ndcg.1007=2,3007=-3", "G.2007=-1,5=4", "ndcg_rel.0=1,1007=9",
@@ -64,6 +65,7 @@ def _scaled(seed: int) -> tuple[dict, list[dict]]:
     return qrels, runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("level", [1, 2007, 3007, 3008])
 def test_compacted_values_equal_pytrec_eval_on_the_grades(seed, level):
@@ -87,12 +89,12 @@ def test_compacted_values_equal_pytrec_eval_on_the_grades(seed, level):
     for requests in [plain] + [[TrecRequest(*g.split(".", 1))] for g in GAINS]:
         specs = {r.spec for r in requests}
         for run in filter(None, runs):
-            got = trec.evaluate(levels, run, requests, level, compaction=compaction)
+            got = evaluate(levels, run, requests, level, compaction=compaction)
             want = pytrec_eval_ext.RelevanceEvaluator(qrels, specs, level).evaluate(run)
             for q in run:
                 for req in requests:
                     names = req.output_names()
-                    raw = [req.base] if req.base in trec.PAIR_PARAMS else names
+                    raw = [req.base] if req.base in trec_table.PAIR_PARAMS else names
                     assert [got[q][n] for n in names] == [want[q][n] for n in raw], (
                         req.spec, q, level)
 
@@ -105,7 +107,7 @@ def test_gain_pairs_evaluate_every_run():
     compaction = Compaction.of(np.array([g for d in qrels.values() for g in d.values()]))
     levels = {q: dict(zip(docs, compaction.levels(np.array(list(docs.values()))).tolist()))
               for q, docs in qrels.items()}
-    evaluator = trec.Evaluator(levels, requests, compaction=compaction)
+    evaluator = Evaluator(levels, requests, compaction=compaction)
     together = [evaluator.evaluate(run) for run in runs * 2]
-    alone = [trec.evaluate(levels, run, requests, compaction=compaction) for run in runs * 2]
+    alone = [evaluate(levels, run, requests, compaction=compaction) for run in runs * 2]
     assert together == alone and any(together)

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from rpp_cli.errors import InputError
-from rpp_cli.pipeline import Options, run_eval
 from rpp_cli.report import plot
+from rpp_cli.settings import Options
+from rpp_cli.tasks import eval as eval_task
 
 from ..conftest import DEMO, parse_lines, rpp
 
@@ -55,7 +56,8 @@ def test_runs_are_ordered_by_win_rate_ties_by_name():
 
 
 def test_win_order_of_the_demo_matches_the_printed_win_rates():
-    ctx = run_eval(str(DEMO / "qrels"), [str(p) for p in RUNS], ["rpp"], Options(), False, [])
+    ctx = eval_task.run(str(DEMO / "qrels"), [str(p) for p in RUNS],
+                        eval_task.EvalRequest(("rpp",)), Options()).extras["context"]
     res = ctx.results
     assert res.pair_measures() == ["rpp"]
     matrix = res.pair_grid("rpp")
@@ -258,6 +260,7 @@ def test_characters_no_font_has_are_one_note(tmp_path, monkeypatch):
                      "(\N{CUNEIFORM SIGN A}\N{CJK UNIFIED IDEOGRAPH-4E2D}): drawn as boxes"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quiet", [False, True])
 def test_plot_with_names_of_any_script_writes_only_notes(tmp_path, quiet):
     """Run names in scripts the installed fonts may lack: stderr holds rpp's notes and

@@ -1,0 +1,106 @@
+"""Threads: how work runs side by side inside one process, for the C kernel's loops, which
+release the GIL (reading, splitting and coding runs). Every pool of threads in rpp is one of
+these; shards of queries go through the engine's ``imap`` (``rpp_cli.engine``).
+
+Nothing is pickled and no thread can die and leave the caller waiting: an error in any piece
+of work is raised in the caller's thread, the lowest piece's first. Workers are daemon
+threads, so Ctrl-C or an error ends the process at once.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable, Iterator, TypeVar
+
+from ..progress import progress
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+def default_jobs() -> int:
+    """Workers when the user does not say: one per core, at most 4."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def map_ordered(fn: Callable[[int], T], n_runs: int, jobs: int, label: str | None = None
+             ) -> list[T]:
+    """``[fn(r) for r in range(n_runs)]`` on ``jobs`` threads (progress on a terminal under
+    ``label``). If calls fail, the exception of the lowest ``r`` is raised, whatever the
+    timing: runs are started in order, and none is started after a failure."""
+    jobs = max(1, min(jobs, n_runs))
+    if jobs == 1:
+        show = progress(range(n_runs), label) if label else range(n_runs)
+        return [fn(r) for r in show]
+    results: list = [None] * n_runs
+    failed: dict[int, BaseException] = {}
+    done: queue.Queue[int] = queue.Queue()
+    order = iter(range(n_runs))
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            with lock:
+                r = next(order, None)
+            if r is None:
+                return
+            try:
+                results[r] = fn(r)
+            except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+                failed[r] = err
+                stop.set()
+            finally:
+                done.put(r)
+
+    threads = [threading.Thread(target=work, daemon=True, name=f"rpp-run-{k}")
+               for k in range(jobs)]
+    for thread in threads:
+        thread.start()
+
+    def finished():
+        while any(t.is_alive() for t in threads) or not done.empty():
+            try:
+                yield done.get(timeout=0.1)
+            except queue.Empty:
+                continue
+
+    for _ in progress(finished(), label, length=n_runs) if label else finished():
+        pass
+    if failed:
+        raise failed[min(failed)]
+    return results
+
+
+def pipelined(items: Iterator[T], fn: Callable[[T], U], threads: int) -> Iterator[U]:
+    """``fn`` of each item, in order, on ``threads`` threads; at most ``threads`` items wait
+    or run while the next is made (``items`` is advanced in the calling thread)."""
+    with ThreadPoolExecutor(threads, thread_name_prefix="rpp-join") as pool:
+        waiting: deque[Future[U]] = deque()
+        try:
+            for item in items:
+                if len(waiting) >= threads:
+                    yield waiting.popleft().result()
+                waiting.append(pool.submit(fn, item))
+            while waiting:
+                yield waiting.popleft().result()
+        finally:
+            for future in waiting:  # an error: what has not started is not started
+                future.cancel()
+
+
+def run_all(calls: list[Callable[[], None]], name: str) -> None:
+    """Run every call of ``calls`` side by side (one thread each, named ``name``) and wait for
+    all; the first failing call's error (in list order) is raised."""
+    with ThreadPoolExecutor(len(calls), thread_name_prefix=name) as pool:
+        for done in [pool.submit(call) for call in calls]:
+            done.result()
+
+
+def pool(threads: int, name: str) -> ThreadPoolExecutor:
+    """A pool of ``threads`` threads named ``name``, for work submitted ahead of its use (a
+    window split while the one before is coded); closed by ``with``."""
+    return ThreadPoolExecutor(threads, thread_name_prefix=name)
