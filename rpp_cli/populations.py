@@ -90,6 +90,19 @@ class SubtopicIndex:
         out[self.pops.seg_query, self.local] = self.pops.seg_size
         return out
 
+    def kept(self, keep: np.ndarray) -> "SubtopicIndex":
+        """The index over the items ``keep`` marks (a bool per item), renumbered in order: the
+        others are no longer relevant to any subtopic, and a subtopic left with no relevant
+        item is no longer one."""
+        new_item = np.cumsum(keep) - 1
+        member = keep[self.pops.member_item]
+        seg = self.pops.member_seg[member]
+        alive = np.bincount(seg, minlength=len(self.names)) > 0
+        renumber = np.cumsum(alive) - 1
+        pops = Populations(new_item[self.pops.member_item[member]], renumber[seg],
+                           self.pops.seg_query[alive])
+        return SubtopicIndex(pops, [n for n, a in zip(self.names, alive.tolist()) if a],
+                             self.n_queries)
 
 
 class Items(Protocol):

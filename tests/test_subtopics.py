@@ -339,3 +339,48 @@ def test_a_query_relevant_only_in_the_subtopic_qrels_is_noted(tmp_path):
     assert (f"rpp: note: 1 query has items relevant to a subtopic but none relevant in {q} "
             "(2031): the QRELS decides which queries are evaluated") in res.err
     assert "none relevant in" not in rpp("eval", "-m", "st-rpp", "--subtopics", s, a, b).err
+
+
+def test_kept_subtopic_index_is_the_literal_subset():
+    """SubtopicIndex.kept: each subtopic's members that are kept, renumbered in item order;
+    a subtopic left empty is gone, its name too (what a judged fraction leaves)."""
+    from rpp_cli.populations import Populations, SubtopicIndex
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n_queries, n_items = int(rng.integers(1, 4)), int(rng.integers(1, 12))
+        item_query = np.sort(rng.integers(0, n_queries, n_items))
+        segs, names = [], []
+        for q in range(n_queries):
+            items = np.flatnonzero(item_query == q)
+            for t in range(int(rng.integers(0, 3))):
+                chosen = sorted(rng.choice(items, int(rng.integers(1, len(items) + 1)),
+                                           replace=False).tolist()) if len(items) else []
+                if chosen:
+                    segs.append((q, chosen))
+                    names.append(f"{q}.{t}")
+        index = SubtopicIndex(Populations(
+            np.array([i for _, m in segs for i in m], dtype=np.int64),
+            np.array([k for k, (_, m) in enumerate(segs) for _ in m], dtype=np.int64),
+            np.array([q for q, _ in segs], dtype=np.int64)), names, n_queries)
+        keep = rng.random(n_items) < 0.6
+        new = {old: k for k, old in enumerate(np.flatnonzero(keep).tolist())}
+        want = [(q, [new[i] for i in m if keep[i]], name)
+                for (q, m), name in zip(segs, names) if any(keep[i] for i in m)]
+        got = index.kept(keep)
+        members = [got.pops.member_item[got.pops.member_seg == k].tolist()
+                   for k in range(len(got.names))]
+        assert list(zip(got.pops.seg_query.tolist(), members, got.names)) == want
+
+
+def test_meta_judged_fractions_with_subtopics():
+    """rpp meta --judged-fractions with subtopic qrels: a dropped judgment leaves every
+    subtopic too (it was an IndexError, exit 70)."""
+    from .conftest import DEMO, rpp
+
+    runs = [DEMO / "runs" / r for r in ("bm25", "dpr", "monot5")]
+    res = rpp("meta", "-Q", "--subtopics", DEMO / "qrels.subtopics", "--analysis", "robustness",
+              "--judged-fractions", "0.5", "--judged-samples", "2", "--samples", "5",
+              DEMO / "qrels", *runs)
+    assert res.code == 0, res.err
+    assert "robust_judged_0.50    \tall\tst-rpp\t" in res.out

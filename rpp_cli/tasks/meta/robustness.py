@@ -111,7 +111,8 @@ def subsample_judgments(coll: Collection, fraction: float, rng: np.random.Genera
     """``coll`` with each query's relevant judgments cut to max(1, floor(fraction * m_q));
     dropped ones become unjudged, and the corpus size n is unchanged. ``random`` keeps a
     uniform sample; ``pool`` keeps those a shallow pool of the runs would judge first: by the
-    best rank any run gives the item, then by how many runs retrieve it, ties at random."""
+    best rank any run gives the item, then by how many runs retrieve it, ties at random.
+    Subtopic relevance goes with the judgment: a dropped item is relevant to no subtopic."""
     n_items = len(coll.item_query)
     keys = [rng.random(n_items)]  # its only draw (_judged_jobs advances rng the same way)
     if policy == "pool":
@@ -130,7 +131,8 @@ def subsample_judgments(coll: Collection, fraction: float, rng: np.random.Genera
     return replace(coll, item_query=coll.item_query[keep], item_grade=coll.item_grade[keep],
                    item_names=coll.item_names.take(np.flatnonzero(keep)),
                    item_doc=coll.item_doc[keep], ranks=coll.ranks[:, keep],
-                   judged=replace(coll.judged, grade=judged_grade))
+                   judged=replace(coll.judged, grade=judged_grade),
+                   subtopics=None if coll.subtopics is None else coll.subtopics.kept(keep))
 
 
 def fraction_label(fraction: float) -> str:
