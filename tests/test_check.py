@@ -133,6 +133,11 @@ def test_evidence_equals_rpp_eval_and_other_formats():
     (["-m", "gm_map"], "measure 'gm_map' has no per-query values: a gate on it could not fail"),
     (["-m", "num_rel"], "measure 'num_rel' is counted from the qrels, the same for every run: "
                         "a gate on it could not fail"),
+    *[(["-m", name], f"measure '{name}' is counted from the qrels, the same for every run: "
+                     "a gate on it could not fail") for name in ("NumRel", "NumRel(rel=2)")],
+    (["--max-drop", "NumRel=0"],
+     "--max-drop 'NumRel': needs one per-run metric with per-query values that depend on the "
+     "run (e.g. map, P.10)"),
     (["-m", "runid"], "measure 'runid' is text, not a number: rpp trec-eval prints it"),
     (["--alpha", "1.5"], "--alpha must be in (0, 1) (got 1.5)"),
     (["-m", "nosuch"], "unknown measure 'nosuch' (rpp measures lists them all)"),

@@ -26,11 +26,6 @@ from . import Outcome
 GATE_TESTS = ("randomization", "ttest")
 
 
-def _fixed(m: Measure) -> bool:
-    """Whether ``m`` is the same for every run (counted from the qrels): a gate on it could
-    not fail."""
-    return m.run_independent and not m.shown_as
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -144,14 +139,14 @@ def _gates(measure_names: list[str], max_drops: list[tuple[str, float]]
     if untestable or not tested:
         raise InputError(f"measure '{(untestable or measure_names or ['?'])[0]}' has no "
                          "per-query values: a gate on it could not fail")
-    fixed = [out for m in tested if _fixed(m) for out in m.outputs]
+    fixed = [out for m in tested if m.run_independent for out in m.outputs]
     if fixed:
         raise InputError(f"measure '{fixed[0]}' is counted from the qrels, the same for every "
                          "run: a gate on it could not fail")
     drop_measures = [resolve([name]) for name, _ in max_drops]
     for (name, _), found in zip(max_drops, drop_measures):
         if len(found) != 1 or found[0].kind != "metric" or len(found[0].studied) != 1 \
-                or not found[0].per_query_values or _fixed(found[0]):
+                or not found[0].per_query_values or found[0].run_independent:
             raise InputError(f"--max-drop '{name}': needs one per-run metric with per-query "
                              "values that depend on the run (e.g. map, P.10)")
     return tested, [found[0] for found in drop_measures]
