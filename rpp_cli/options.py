@@ -114,8 +114,10 @@ def input_options(fn):
                                 "and pref_eval --topk (default: all).")(command)
     command = click.option("--names-from", "names_from", type=click.Choice(NAME_SOURCES),
                            default="file",
-                           help="What names a run: its file name less .gz ('-' for stdin), or "
-                                "its tag (6th field of its first line).")(command)
+                           help="What names a run: its file name less .gz ('-' for stdin; runs "
+                                "sharing one: the path part that tells them apart), the same "
+                                "less an extension all share (stem), or its tag (6th field of "
+                                "its first line).")(command)
     command = click.option("--name", "names", multiple=True, metavar="NAME",
                            help="Name of a run, once per RUN in the same order (default: "
                                 "--names-from).")(command)

@@ -62,7 +62,9 @@ def test_paths_and_compare_and_meta():
 
 def test_run_names_as_on_the_command_line(tmp_path):
     """contract §1 in the API: a path is named by its file name (or tag, ``names_from``), an
-    in-memory run by its key, ``run<i>`` in a list (i: its place); a clash is an error."""
+    in-memory run by its key, ``run<i>`` in a list (i: its place); runs that share a file name
+    by the shortest trailing part of their paths that tells them apart; a clash is an
+    error."""
     renamed = tmp_path / "first.run.gz"
     renamed.write_bytes(gzip.compress(RUNS[0].read_bytes()))  # bm25
     qrels, runs = _dicts()
@@ -77,13 +79,16 @@ def test_run_names_as_on_the_command_line(tmp_path):
     assert names([runs["dpr"], runs["monot5"]]) == ["run0", "run1"]
     assert names({"x": runs["dpr"], "y": runs["monot5"]}, names_from="tag") == ["x", "y"]
     assert names([renamed, runs["dpr"]], names=["A", "B"]) == ["A", "B"]
-    with pytest.raises(InputError, match=r"names_from: expected one of file, tag \(got 'tags'\)"):
+    with pytest.raises(InputError,
+                       match=r"names_from: expected one of file, stem, tag \(got 'tags'\)"):
         names([renamed], names_from="tags")
     (tmp_path / "other").mkdir()
-    clash = tmp_path / "other" / "first.run"
-    clash.write_bytes(RUNS[1].read_bytes())
-    with pytest.raises(InputError, match=r"are both named 'first.run'"):
-        rpp_cli.compare(DEMO / "qrels", [renamed, clash], ["map"])
+    twin = tmp_path / "other" / "first.run"
+    twin.write_bytes(RUNS[1].read_bytes())
+    assert names([renamed, twin]) == [f"{tmp_path.name}/first.run", "other/first.run"]
+    assert names([renamed, twin], names_from="stem") == [f"{tmp_path.name}/first", "other/first"]
+    with pytest.raises(InputError, match=r"are both named 'bm25'"):
+        rpp_cli.compare(DEMO / "qrels", [renamed, RUNS[0]], ["map"], names_from="tag")
 
 
 def test_bad_dicts_are_input_errors():

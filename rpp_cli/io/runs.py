@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -381,29 +380,43 @@ def read_run(path: str, keep_rank: bool = False, threads: int = 1) -> Run:
     return run
 
 
-NAME_SOURCES = ("file", "tag")  # --names-from: what names a run when --name does not
+NAME_SOURCES = ("file", "stem", "tag")  # --names-from: what names a run when --name does not
 
 
 def name_runs(runs: list, given: Sequence[str | None] = (), source: str = "file") -> list[str]:
-    """Display names (contract §1): a run's name never depends on the other runs of the
-    command. ``given[i]`` (--name) names run i; a run without one is named by ``source``: its
-    file name less ``.gz`` (``-`` for stdin), or its tag (the 6th field of its first line).
+    """Display names (contract §1). ``given[i]`` (--name) names run i; a run without one is
+    named by ``source``: ``file``, its file name less ``.gz`` (``-`` for stdin), and where runs
+    share a file name, the shortest trailing part of each path that tells them apart
+    (``ql/results-cata.txt``, ``rm/results-cata.txt``); ``stem``, the same less the extension
+    that every such name shares (``.run``, ``.txt``), if they share one; ``tag``, the 6th field
+    of its first line. So a run's name depends on the other runs only where they share its
+    file name.
 
-    A name is one printable token (no whitespace, no control character): it must not be able
-    to add a field or a line to the output, nor reach a terminal raw. Two runs with one name
-    are an error naming both files.
+    A name is printable text (spaces allowed; no tab, newline or other control character): it
+    must not be able to add a field or a line to the output, nor reach a terminal raw. Two
+    runs that still share a name are an error naming both files and the way out.
     """
     if given and len(given) != len(runs):
         times = "once" if len(given) == 1 else f"{len(given)} times"
         raise InputError(f"--name given {times} for {len(runs)} runs: name every run, in "
                          "order")
-    given = given or [None] * len(runs)
-    names = [g if g is not None else _name_by(run, source) for run, g in zip(runs, given)]
+    given = list(given) or [None] * len(runs)
+    unnamed = [r for r, g in enumerate(given) if g is None]
+    if source == "tag":
+        found = [_tag(runs[r]) for r in unnamed]
+    else:
+        found = _distinct_file_names([runs[r].path for r in unnamed])
+        if source == "stem":
+            found = _without_shared_extension(found)
+    names = list(given)
+    for r, name in zip(unnamed, found):
+        names[r] = name
     for run, name, g in zip(runs, names, given):
-        if not _TOKEN.fullmatch(name) or not name.isprintable():
+        if not name or not name.isprintable():
             why = "--name" if g is not None else f"its {_SOURCE_WORDS[source]}"
-            raise InputError(f"run name '{shown(name)}' (from {why}) is not one printable token "
-                             "without spaces; set names with --name", path=run.path)
+            raise InputError(f"run name '{shown(name)}' (from {why}) is not printable text (a "
+                             "tab, a newline or another control character); set names with "
+                             "--name", path=run.path)
     first: dict[str, int] = {}
     for r, name in enumerate(names):
         if name in first:
@@ -412,18 +425,50 @@ def name_runs(runs: list, given: Sequence[str | None] = (), source: str = "file"
     return names
 
 
-_SOURCE_WORDS = {"file": "file name", "tag": "tag"}
+_SOURCE_WORDS = {"file": "file name", "stem": "file name", "tag": "tag"}
 
 
-def _name_by(run, source: str) -> str:
-    """The name ``source`` gives ``run`` (anything with a path and a tag); a tag it does not
-    have is an InputError."""
-    if source == "file":
-        return file_name(run.path)
+def _tag(run) -> str:
+    """The run's tag; a tag it does not have is an InputError."""
     if run.tag is None:
         raise InputError("no tag (6th field of the first line) to name the run by: name it "
                          "with --name, or by file names (--names-from file)", path=run.path)
     return run.tag
+
+
+def _distinct_file_names(paths: list[str]) -> list[str]:
+    """:func:`file_name` of each path; where several paths share one, the shortest trailing
+    part of each path (whole folders, the file name less ``.gz``) that no other of them ends
+    with. The same path twice keeps one name (an error for the caller)."""
+    names = [file_name(path) for path in paths]
+    groups: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        groups.setdefault(name, []).append(i)
+    for group in groups.values():
+        parts = {i: _path_parts(paths[i]) for i in group}
+        if len(group) < 2 or len({tuple(p) for p in parts.values()}) < 2:
+            continue
+        for i in group:
+            k = next((k for k in range(2, len(parts[i]) + 1)
+                      if all(parts[j][-k:] != parts[i][-k:] for j in group if j != i)),
+                     len(parts[i]))  # a path that ends another: all of it
+            names[i] = "/".join(parts[i][-k:])
+    return names
+
+
+def _path_parts(path: str) -> list[str]:
+    """The folders and file name (less ``.gz``) of ``path``, normalised (``./a//b``: a, b)."""
+    parts = [p for p in os.path.normpath(path).split(os.sep) if p]
+    return [*parts[:-1], file_name(path)]
+
+
+def _without_shared_extension(names: list[str]) -> list[str]:
+    """``names`` less the extension (``.run``) that all of them end with, if they share one
+    and it leaves every name something."""
+    exts = {os.path.splitext(name)[1] for name in names}
+    if len(exts) != 1 or not (ext := exts.pop()) or any(len(n) == len(ext) for n in names):
+        return names
+    return [name[:-len(ext)] for name in names]
 
 
 def _collision(a, b, name: str, source: str) -> str:
@@ -433,9 +478,6 @@ def _collision(a, b, name: str, source: str) -> str:
     other = "file" if source == "tag" else "tag"
     return (f"runs {a.path} and {b.path} are both named '{name}': name every run with --name "
             f"(once per run, in order), or by {_SOURCE_WORDS[other]}s with --names-from {other}")
-
-
-_TOKEN = re.compile(r"[^\s\x00-\x1f\x7f]+")
 
 
 def file_name(path: str) -> str:

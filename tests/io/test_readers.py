@@ -195,10 +195,9 @@ def _qrels_and(named):
 def test_two_runs_with_one_name_are_an_error_naming_both(named):
     q = _qrels_and(named)
     a, b, c, d = (named[k].path for k in "abcd")
-    one_error_line(rpp("eval", q, d, a, b),
-                   rf"runs {re.escape(a)} and {re.escape(b)} are both named 'same': name "
-                   r"every run with --name \(once per run, in order\), or by tags with "
-                   r"--names-from tag")
+    shared = rpp("eval", "-m", "map", q, d, a, b)  # a file name shared: a path part more
+    assert [line.split("\t")[2] for line in shared.out.splitlines()] == ["d.run", "x/same",
+                                                                          "y/same"]
     one_error_line(rpp("eval", "--names-from", "tag", q, d, a, c),
                    rf"runs {re.escape(a)} and {re.escape(c)} are both named 'tag1': name "
                    r"every run with --name \(once per run, in order\), or by file names with "
@@ -222,12 +221,13 @@ def test_names_from_tag_needs_a_tag(tmp_path):
                    r"by: name it with --name, or by file names \(--names-from file\)")
     assert rpp("eval", q, tagged, tmp_path / "untagged").code == 0
     usage = rpp("eval", "--names-from", "title", q, tagged)
-    assert usage.code == 2 and "'title' is not one of 'file', 'tag'" in usage.err
+    assert usage.code == 2 and "'title' is not one of 'file', 'stem', 'tag'" in usage.err
 
 
 @pytest.mark.parametrize("tag", ["evil\tmap", "\x1b[31mred", "a\u200bb"])
 def test_a_run_name_cannot_forge_output(tmp_path, tag):
-    """A name is one printable token: no tab (a field), no newline (a line), no escape."""
+    """A name is printable text: no tab (a field), no newline (a line), no escape, no
+    invisible format character."""
     good = write_run(tmp_path / "good", {"q1": ["a"]}, "good")
     bad = tmp_path / "bad"
     bad.write_bytes(f"q1 Q0 a 1 2 {tag}\n".encode())
@@ -238,8 +238,8 @@ def test_a_run_name_cannot_forge_output(tmp_path, tag):
     elif "\x1b" in tag:  # a control byte: not a text file at all
         one_error_line(res, r".*/bad:1: not a text file: control byte 0x1b; .*")
     else:
-        one_error_line(res, r".*/bad: run name .* is not one printable token without spaces; "
-                            r"set names with --name")
+        one_error_line(res, r".*/bad: run name .* is not printable text \(a tab, a newline or "
+                            r"another control character\); set names with --name")
         assert "\x1b" not in res.err
         ok = rpp("eval", "-m", "map", "--name", "A", "--name", "B", q, good, bad)
         assert ok.code == 0 and ok.out.splitlines()[1].split("\t")[2] == "B"
@@ -356,18 +356,24 @@ def test_every_command_names_runs_by_file_or_by_tag(renamed_demo, command):
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_refuses_two_runs_with_one_name(tmp_path, command):
+def test_every_command_names_runs_apart_or_refuses_one_name_for_two(tmp_path, command):
+    """Two runs sharing a file name are named by their folders in every command; two runs
+    sharing a tag, named by tags, are an error naming both files and the way out."""
     (tmp_path / "x").mkdir()
     (tmp_path / "y").mkdir()
     a, b = tmp_path / "x" / "bm25", tmp_path / "y" / "bm25.gz"
     a.write_bytes((DEMO / "runs" / "bm25").read_bytes())
-    b.write_bytes(gzip.compress((DEMO / "runs" / "dpr").read_bytes()))
+    b.write_bytes(gzip.compress((DEMO / "runs" / "bm25").read_bytes()))
     args = COMMANDS[command](DEMO / "qrels", a, b)
+    apart = rpp(*args)
+    assert apart.code == 0, apart.err
+    if command != "meta":  # meta's lines name measures, not runs
+        assert {"x/bm25", "y/bm25"} <= {f for line in apart.out.splitlines()
+                                        for f in line.split("\t")}
     first, second = (b, a) if command == "check" else (a, b)  # check reads the baseline first
-    one_error_line(rpp(*args), rf"runs {re.escape(str(first))} and {re.escape(str(second))} are "
-                               r"both named 'bm25': .* or by tags with --names-from tag")
-    way_out = rpp(args[0], "--names-from", "tag", *args[1:])
-    assert way_out.code == (1 if command == "check" else 0)  # check: bm25 fails against dpr
+    one_error_line(rpp(args[0], "--names-from", "tag", *args[1:]),
+                   rf"runs {re.escape(str(first))} and {re.escape(str(second))} are both named "
+                   r"'bm25': .* or by file names with --names-from file")
 
 
 @pytest.mark.parametrize("first_lines", [10, 60_000, 100_000, 140_000])
@@ -439,3 +445,54 @@ def test_qrels_dictionary_handed_over_is_the_one_built_anew(tmp_path, seed):
         assert docs.keys().tolist() == want.tolist()
         assert docs.strings() == [qrels.docno.bytes(j) for j in range(len(qrels.grade))]
     assert handed is not again  # given away once: the second is built anew
+
+
+LAYOUTS = [  # paths given -> names by file, and by stem
+    (["ql/results-cata.txt", "rm/results-cata.txt"],
+     ["ql/results-cata.txt", "rm/results-cata.txt"], ["ql/results-cata", "rm/results-cata"]),
+    (["a/x/r.run", "b/x/r.run", "c/r.run", "solo.run"],
+     ["a/x/r.run", "b/x/r.run", "c/r.run", "solo.run"], ["a/x/r", "b/x/r", "c/r", "solo"]),
+    (["x/r", "a/x/r.gz", "run 1.txt"], ["x/r", "a/x/r", "run 1.txt"], ["x/r", "a/x/r", "run 1.txt"]),
+    (["./ql//bm25.run", "rm/bm25.run", "dense.trec"],
+     ["ql/bm25.run", "rm/bm25.run", "dense.trec"], ["ql/bm25.run", "rm/bm25.run", "dense.trec"]),
+    (["2012/web/ql/results-cata.txt", "2012/web/rm/results-cata.txt", "106_1.txt"],
+     ["ql/results-cata.txt", "rm/results-cata.txt", "106_1.txt"],
+     ["ql/results-cata", "rm/results-cata", "106_1"]),
+]
+
+
+@pytest.mark.parametrize("paths, by_file, by_stem", LAYOUTS)
+def test_runs_sharing_a_file_name_get_the_path_part_that_tells_them_apart(
+        tmp_path, monkeypatch, paths, by_file, by_stem):
+    """contract §1: a run is named by its file name unless another run shares it; then by the
+    shortest trailing part of its path that no other such run ends with (whole folders);
+    ``--names-from stem`` also drops the extension every name shares. Spaces are kept."""
+    monkeypatch.chdir(tmp_path)
+    for path in paths:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        write_run(Path(path), {"q1": ["a", "b"]}, "t", gz=path.endswith(".gz"))
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
+    for source, want in (("file", by_file), ("stem", by_stem)):
+        res = rpp("eval", "-m", "map", "--names-from", source, q, *paths)
+        assert res.code == 0, res.err
+        assert [line.split("\t")[2] for line in res.out.splitlines()] == want
+        runs = [read_run(path) for path in paths]
+        assert name_runs(runs, source=source) == want
+        alone = [name_runs([run], source=source)[0] for run in runs]
+        for name, one, path in zip(want, alone, paths):  # a name depends on its neighbours
+            if sum(file_name(p) == file_name(path) for p in paths) == 1 and source == "file":
+                assert name == one  # only where they share its file name
+
+
+def test_a_name_with_spaces_is_escaped_only_where_a_format_needs_it(tmp_path):
+    """Spaces are printable: kept in every format; markdown escapes '|', CSV quotes nothing
+    for a space."""
+    q = write_qrels(tmp_path / "qrels", [("q1", "a", 1)])
+    runs = [write_run(tmp_path / n, {"q1": ["a", "b"]}, "t") for n in ("my run|1", "base line")]
+    trec = rpp("eval", "-m", "map", q, *runs)
+    assert [line.split("\t")[2] for line in trec.out.splitlines()] == ["my run|1", "base line"]
+    md = rpp("eval", "-m", "map", "--format", "markdown", q, *runs).out
+    assert "my run\\|1" in md and "base line" in md
+    csv = rpp("eval", "-m", "map", "--format", "csv", q, *runs).out
+    assert ",base line," in csv
+
