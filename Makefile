@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# setuptools' editable build warns on every install (a banner about folders named like the
+# package); it is about layouts rpp does not have, so it is kept off a first run's screen.
+INSTALL := PYTHONWARNINGS=ignore::UserWarning $(BIN)/python -m pip install --quiet
 TSTAMP := $(VENV)/.installed-test
 
 DIST   ?= dist
@@ -14,11 +17,11 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml setup.py rpp_cli/core/_kernel.c Makefile | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[plot]'
+	$(INSTALL) -e '.[plot]'
 	touch $@
 
 $(TSTAMP): pyproject.toml setup.py rpp_cli/core/_kernel.c Makefile | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(INSTALL) -e '.[test]'
 	touch $@ $(STAMP)
 
 # The demo opens with tables a person reads at a glance; the trec lines are one command away.

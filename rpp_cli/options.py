@@ -138,7 +138,7 @@ def input_options(fn):
     command = click.option("--dask", metavar="ADDRESS",
                            help="Run the shards of work on a Dask cluster: a scheduler's "
                                 "address (tcp://host:8786) or local[:N] for a LocalCluster "
-                                "of N processes (needs pip install 'rpp-cli[dask]'; see "
+                                "of N processes (needs pip install 'dask[distributed]'; see "
                                 "docs/scaling.md). Default: $RPP_DASK, else this machine "
                                 "(-j).")(command)
     command = click.option("-j", "--jobs", type=Digits(1, 256), default=engine.default_jobs(),

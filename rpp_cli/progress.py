@@ -24,7 +24,8 @@ def show_bars(shown: bool) -> None:
 def progress(items: Iterable[T], label: str, length: int | None = None,
              delay: float = DELAY, stream: TextIO | None = None) -> Iterator[T]:
     """Yield ``items``; on a terminal ``stream`` (stderr), draw a bar once ``delay`` seconds
-    have passed. ``length`` defaults to ``len(items)`` (no bar when neither is known)."""
+    have passed, counting an item done when ``items`` has made it (so a bar ends at 100 %
+    even when its consumer, a ``zip``, asks no further). ``length`` defaults to ``len(items)`` (no bar when neither is known)."""
     stream = sys.stderr if stream is None else stream
     total = length if length is not None else len(items) if isinstance(items, Sized) else None
     if total is None or not _shown or not stream.isatty():
@@ -34,8 +35,7 @@ def progress(items: Iterable[T], label: str, length: int | None = None,
     bar = None
     done = 0
     try:
-        for item in items:
-            yield item
+        for item in items:  # an item counts once it is made: a consumer may stop at the last
             done += 1
             if bar is None and time.monotonic() - start >= delay:
                 bar = click.progressbar(length=total, label=label, file=stream)
@@ -43,6 +43,7 @@ def progress(items: Iterable[T], label: str, length: int | None = None,
                 bar.update(done)
             elif bar is not None:
                 bar.update(1)
+            yield item
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

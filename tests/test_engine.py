@@ -632,7 +632,7 @@ def test_without_the_dask_extra_dask_is_a_one_line_error(tmp_path, monkeypatch):
     qrels, runs = write_collection(generate(3), tmp_path, "plain")
     res = rpp("eval", "--dask", "local:2", qrels, *runs)
     assert res.code == 2 and res.out == ""
-    assert res.err == "rpp: --dask needs dask.distributed: pip install 'rpp-cli[dask]'\n"
+    assert res.err == "rpp: --dask needs dask.distributed: pip install 'dask[distributed]'\n"
 
 
 def test_a_bad_shard_size_is_a_one_line_error(tmp_path, monkeypatch):

@@ -187,6 +187,16 @@ def test_progress_draws_a_bar_on_a_terminal_after_the_delay():
     assert "reading runs" in term.getvalue() and "100%" in term.getvalue()
 
 
+def test_progress_ends_at_100_when_a_zip_asks_no_further():
+    """rpp meta zips its jobs with their values: zip stops at the last job without asking the
+    values again, so a bar counting on the next request stopped at 85-93 %."""
+    term = FakeTerminal()
+    jobs = list(range(7))
+    for _ in zip(jobs, progress(iter(range(7)), "rpp meta", length=7, delay=0, stream=term)):
+        pass
+    assert "100%" in term.getvalue()
+
+
 @pytest.mark.parametrize("stream, delay", [(io.StringIO(), 0), (FakeTerminal(), 60)])
 def test_progress_is_silent_off_a_terminal_or_for_quick_work(stream, delay):
     assert list(progress(["a", "b"], "x", delay=delay, stream=stream)) == ["a", "b"]

@@ -32,7 +32,7 @@ from ..tasks import eval as eval_task
 @subtopics_option
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
               help="Also draw the aggregate preference matrix as a heatmap, runs ordered "
-                   "by win rate (needs matplotlib: pip install 'rpp-cli[plot]'). "
+                   "by win rate (needs matplotlib: pip install matplotlib). "
                    "Default: no plot.")
 @click.option("--plot-measure", metavar="NAME",
               help="Preference measure drawn by --plot. Default: the first one computed.")

@@ -85,8 +85,8 @@ class Inline:
     def imap(self, fn: Callable[[T], U], shards: Sequence[T],
              label: str | None = None) -> Iterator[U]:
         """``fn(shard)`` in order, in this thread."""
-        show = progress(range(len(shards)), label) if label else range(len(shards))
-        return (fn(shards[i]) for i in show)
+        made = (fn(shards[i]) for i in range(len(shards)))
+        return progress(made, label, length=len(shards)) if label else made
 
 
 @dataclass

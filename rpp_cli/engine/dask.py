@@ -38,7 +38,7 @@ from ..errors import InputError
 from ..progress import progress
 from . import WorkerDied
 
-INSTALL = "pip install 'rpp-cli[dask]'"
+INSTALL = "pip install 'dask[distributed]'"
 DEFAULT_TIMEOUT = 10.0  # s: --dask-timeout's default
 POLL = 0.5  # s between looks at the cluster's workers while a shard is outstanding
 _LOCAL = re.compile(r"local(?::([0-9]+))?")

@@ -33,8 +33,8 @@ def map_ordered(fn: Callable[[int], T], n_runs: int, jobs: int, label: str | Non
     timing: runs are started in order, and none is started after a failure."""
     jobs = max(1, min(jobs, n_runs))
     if jobs == 1:
-        show = progress(range(n_runs), label) if label else range(n_runs)
-        return [fn(r) for r in show]
+        made = (fn(r) for r in range(n_runs))
+        return list(progress(made, label, length=n_runs) if label else made)
     results: list = [None] * n_runs
     failed: dict[int, BaseException] = {}
     done: queue.Queue[int] = queue.Queue()

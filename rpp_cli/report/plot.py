@@ -2,7 +2,7 @@
 heatmap, ``rpp meta``'s panels (robustness, power, agreement, the paper's Fig. 2 ECDF of
 differences), and ``rpp levels``' figures (Fig. 4b for one query, the pooled ECDF otherwise).
 
-matplotlib is optional (``pip install 'rpp-cli[plot]'``): :func:`require` turns its absence
+matplotlib is optional (``pip install matplotlib``, the ``plot`` extra): :func:`require` turns its absence
 into one line and exit status 2 before any work is done. Every name drawn (runs, measures)
 goes through :func:`.escape.plot_label` first: it is drawn as written, never as mathtext.
 """
@@ -21,7 +21,7 @@ from ..results import ALL, Results
 from .escape import ident, plot_label
 from .files import check_writable, replaced_whole
 
-MISSING = "--plot needs matplotlib: pip install 'rpp-cli[plot]'"
+MISSING = "--plot needs matplotlib: pip install matplotlib"
 
 
 def require() -> None:

@@ -105,7 +105,7 @@ def test_missing_matplotlib_is_one_line_before_any_work(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     res = rpp("eval", "--plot", tmp_path / "x.png", DEMO / "qrels", "/nonexistent/run")
     assert (res.code, res.out) == (2, "")
-    assert res.err == "rpp: --plot needs matplotlib: pip install 'rpp-cli[plot]'\n"
+    assert res.err == "rpp: --plot needs matplotlib: pip install matplotlib\n"
     with pytest.raises(InputError):
         plot._pyplot()
 
