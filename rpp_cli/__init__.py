@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_HOMES = {"evaluate": ".api", "compare": ".api", "meta": ".api", "MetaOptions": ".tasks.meta",
+_HOMES = {"evaluate": ".api", "compare": ".api", "meta": ".api", "levels": ".api",
+          "RppNote": ".api", "MetaOptions": ".tasks.meta",
           "Results": ".results", "InputError": ".errors"}
-__all__ = ["evaluate", "compare", "meta", "MetaOptions", "Results", "InputError", "__version__"]
+__all__ = ["evaluate", "compare", "meta", "levels", "MetaOptions", "Results", "InputError",
+           "RppNote", "__version__"]
 
 if TYPE_CHECKING:
-    from .api import compare, evaluate, meta
+    from .api import RppNote, compare, evaluate, levels, meta
     from .errors import InputError
     from .tasks.meta import MetaOptions
     from .results import Results

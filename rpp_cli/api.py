@@ -19,7 +19,8 @@ import itertools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -27,12 +28,14 @@ from .core.table import forget, remember
 from .engine import default_jobs, session
 from .errors import InputError
 from .io.runs import NAME_SOURCES
+from .report.levels import FIELDS as LEVEL_FIELDS
 from .results import Results
 from .settings import Options
 from .stats import DEFAULT_SEED
 from .tasks import Outcome
 from .tasks import compare as compare_task
 from .tasks import eval as eval_task
+from .tasks import levels as levels_task
 from .tasks import meta as meta_task
 from .tasks.meta import MetaOptions, MetaRequest, require_analyses
 
@@ -74,8 +77,34 @@ def _inputs() -> Iterator[None]:
         _PUT.reset(token)
 
 
+def _plain(obj, value: str):
+    """ranx's Qrels and Run (``to_dict()``) and ir_measures' iterables of named tuples
+    (``query_id, doc_id, relevance`` or ``score``) as ``{qid: {docno: value}}``; anything else
+    as it is."""
+    if isinstance(obj, (str, os.PathLike, Mapping)) or _is_frame(obj):
+        return obj
+    if callable(getattr(obj, "to_dict", None)):
+        return obj.to_dict()
+    if isinstance(obj, Iterable) and not isinstance(obj, (bytes, Sequence)) or \
+            isinstance(obj, Sequence) and obj and _is_row(obj[0]):
+        rows = list(obj)
+        if rows and all(_is_row(r) for r in rows):
+            out: dict = {}
+            for row in rows:
+                out.setdefault(row.query_id, {})[row.doc_id] = getattr(row, value)
+            return out
+        return rows
+    return obj
+
+
+def _is_row(obj) -> bool:
+    """An ir_measures row: a named tuple with query_id and doc_id."""
+    return hasattr(obj, "query_id") and hasattr(obj, "doc_id")
+
+
 def _qrels_source(qrels) -> str:
     """A path, or the name under which in-memory qrels were put for the reader."""
+    qrels = _plain(qrels, "relevance")
     if isinstance(qrels, (str, os.PathLike)):
         return str(qrels)
     if _is_frame(qrels):
@@ -105,6 +134,7 @@ def _run_sources(runs) -> tuple[list[str], tuple[str | None, ...]]:
     """Paths (or in-memory names) of the runs, and the name of each in-memory run: its key in
     ``{name: run}``, else ``run`` or ``run<i>`` (i: its place in the list); None for a path,
     which ``names_from`` names as on the command line."""
+    runs = _plain(runs, "score")
     if isinstance(runs, (str, os.PathLike)):
         return [str(runs)], (None,)
     if _is_frame(runs):
@@ -112,17 +142,25 @@ def _run_sources(runs) -> tuple[list[str], tuple[str | None, ...]]:
     if isinstance(runs, Mapping):
         if not runs:
             raise InputError("runs: no run given")
-        if all(_is_frame(v) or isinstance(v, Mapping) and all(
-                isinstance(x, Mapping) for x in v.values()) for v in runs.values()):
-            names = tuple(str(n) for n in runs)  # {name: run dict or DataFrame}
-            return [_run_text(name, run) for name, run in runs.items()], names
+        runs = {name: _plain(run, "score") for name, run in runs.items()}
+        if all(isinstance(v, (str, os.PathLike)) or _is_frame(v) or isinstance(v, Mapping)
+               and all(isinstance(x, Mapping) for x in v.values()) for v in runs.values()):
+            names = tuple(str(n) for n in runs)  # {name: path, run dict or DataFrame}
+            return [_run_path(name, run) for name, run in runs.items()], names
         return [_run_text("run", runs)], ("run",)  # one run {qid: {docno: score}}
     if isinstance(runs, Sequence):
         named = [(str(r), None) if isinstance(r, (str, os.PathLike))
-                 else (_run_text(f"run{i}", r), f"run{i}") for i, r in enumerate(runs)]
+                 else (_run_text(f"run{i}", _plain(r, "score")), f"run{i}")
+                 for i, r in enumerate(runs)]
         return [path for path, _ in named], tuple(name for _, name in named)
     raise InputError("runs: expected paths, a run dict, a DataFrame (query_id, doc_id, score) "
                      "or {name: run}")
+
+
+def _run_path(name: str, run) -> str:
+    """A run of ``{name: run}``: its path as given, or the name of its text put for the
+    reader."""
+    return str(run) if isinstance(run, (str, os.PathLike)) else _run_text(name, run)
 
 
 def _run_text(name: str, run) -> str:
@@ -271,18 +309,30 @@ def _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
             yield paths, options
 
 
-def _noted(task: Callable[[], Outcome], notes: list[str] | None) -> Results:
-    """The Results of ``task()``; its notes, those of a failed task too (``err.notes``, see
-    :func:`.tasks.noting`), appended to the caller's ``notes`` (when given)."""
+class RppNote(UserWarning):
+    """A note the command line prints on stderr (a judged query a run lacks, a level no
+    judgment reaches), issued as a Python warning when the call gives no ``notes`` list."""
+
+
+def _noted(task: Callable[[], Outcome], notes: list[str] | None) -> Outcome:
+    """``task()``'s Outcome; its notes, those of a failed task too (``err.notes``, see
+    :func:`.tasks.noting`), appended to the caller's ``notes``, or issued as RppNote
+    warnings when it gives none (a notebook shows them; ``warnings`` filters them)."""
     try:
         outcome = task()
     except Exception as err:
-        if notes is not None:
-            notes.extend(getattr(err, "notes", ()))
+        _tell(getattr(err, "notes", ()), notes)
         raise
+    _tell(outcome.notes, notes)
+    return outcome
+
+
+def _tell(said: Iterable[str], notes: list[str] | None) -> None:
     if notes is not None:
-        notes.extend(outcome.notes)
-    return outcome.results
+        notes.extend(said)
+        return
+    for note in said:
+        warnings.warn(note, RppNote, stacklevel=4)
 
 
 def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
@@ -302,7 +352,7 @@ def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
                names_from) as (paths, options):
         source = _qrels_source(qrels)
         request = eval_task.EvalRequest(tuple(_measure_names(measures) or ()), per_query)
-        return _noted(lambda: eval_task.run(source, paths, request, options), notes)
+        return _noted(lambda: eval_task.run(source, paths, request, options), notes).results
 
 
 def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
@@ -318,7 +368,7 @@ def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
         source = _qrels_source(qrels)
         request = compare_task.CompareRequest(tuple(_measure_names(measures) or ()), test,
                                               correction, permutations, seed)
-        return _noted(lambda: compare_task.run(source, paths, request, options), notes)
+        return _noted(lambda: compare_task.run(source, paths, request, options), notes).results
 
 
 def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
@@ -335,7 +385,26 @@ def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
                names_from) as (paths, inputs):
         source = _qrels_source(qrels)
         request = MetaRequest(tuple(_measure_names(measures) or ()), options)
-        return _noted(lambda: meta_task.run(source, paths, request, inputs), notes)
+        return _noted(lambda: meta_task.run(source, paths, request, inputs), notes).results
 
 
-__all__ = ["evaluate", "compare", "meta", "Results", "MetaOptions", "InputError"]
+def levels(qrels, runs, *, query: str | None = None, summary: bool = True,
+           level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
+           jobs: int | None = None, names: Sequence[str] | None = None,
+           names_from: str = "file", subtopics=None, max_docs: int | None = None,
+           notes: list[str] | None = None) -> list[dict]:
+    """``rpp levels``: for the two ``runs`` (RUN_A, RUN_B), every query's, population's and
+    recall level's worst-case positions and the sign of f_i(B) - f_i(A) (with ``summary``, the
+    shares of levels where each run is ahead), as dicts keyed as the jsonl lines are
+    (measure, qid, run, other, population, level, run_position, other_position, value)."""
+    with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
+               names_from) as (paths, options):
+        source = _qrels_source(qrels)
+        request = levels_task.LevelsRequest(query)
+        found = _noted(lambda: levels_task.run(source, paths, request, options), notes)
+        return [dict(zip(LEVEL_FIELDS, row))
+                for row in levels_task.rows(found.extras["levels"], summary)]
+
+
+__all__ = ["evaluate", "compare", "meta", "levels", "Results", "MetaOptions", "InputError",
+           "RppNote"]

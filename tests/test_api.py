@@ -35,8 +35,9 @@ def test_the_api_names_are_the_api_whatever_loaded_first():
               "print(*(f'{n}:{type(getattr(rpp_cli, n)).__name__}' for n in rpp_cli.__all__))")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=60)
-    assert res.stdout == ("evaluate:function compare:function meta:function MetaOptions:type "
-                          "Results:type InputError:type __version__:str\n"), res.stderr
+    assert res.stdout == ("evaluate:function compare:function meta:function levels:function "
+                          "MetaOptions:type Results:type InputError:type RppNote:type "
+                          "__version__:str\n"), res.stderr
 
 
 def test_dicts_give_the_cli_numbers():
@@ -349,3 +350,82 @@ def test_a_failed_call_keeps_none_of_its_inputs():
         with pytest.raises(rpp_cli.InputError):
             rpp_cli.evaluate(_Q, _R, measures=["nosuch"])
     assert len(table._AGAIN) == before
+
+
+def _ir_measures_rows(nested: dict, value: str) -> list:
+    """``{qid: {docno: x}}`` as ir_measures' named tuples (Qrel or ScoredDoc)."""
+    import collections
+
+    fields = ("query_id", "doc_id", value) + (("iteration",) if value == "relevance" else ())
+    row = collections.namedtuple("Qrel" if value == "relevance" else "ScoredDoc", fields)
+    return [row(q, d, x, *(["0"] if value == "relevance" else []))
+            for q, docs in nested.items() for d, x in docs.items()]
+
+
+class _RanxLike:
+    """What ranx's Qrels and Run offer rpp: ``to_dict()``."""
+
+    def __init__(self, nested: dict) -> None:
+        self._nested = nested
+
+    def to_dict(self) -> dict:
+        return self._nested
+
+
+def test_ranx_and_ir_measures_objects_and_name_to_path_dicts_are_taken(tmp_path):
+    """ranx Qrels/Run (to_dict), ir_measures' qrels and run iterables (named tuples, a
+    generator too) and ``{name: path}`` give the numbers the same data gives as dicts."""
+    qrels, runs = demo_dicts()
+    names = sorted(runs)[:2]
+    want = rpp_cli.evaluate(qrels, {n: runs[n] for n in names}, ["map", "rpp"], notes=[])
+    as_ranx = rpp_cli.evaluate(_RanxLike(qrels), {n: _RanxLike(runs[n]) for n in names},
+                               ["map", "rpp"], notes=[])
+    as_rows = rpp_cli.evaluate(iter(_ir_measures_rows(qrels, "relevance")),
+                               {n: (r for r in _ir_measures_rows(runs[n], "score"))
+                                for n in names}, ["map", "rpp"], notes=[])
+    paths = {n: write_run_dict(tmp_path / f"file {n}", runs[n]) for n in names}
+    as_paths = rpp_cli.evaluate(qrels, paths, ["map", "rpp"], notes=[])
+    for got in (as_ranx, as_rows, as_paths):
+        assert got.records() == want.records()
+    one = rpp_cli.evaluate(_ir_measures_rows(qrels, "relevance"),
+                           _ir_measures_rows(runs[names[0]], "score"), ["map"], notes=[])
+    assert [r["value"] for r in one.records()] == \
+        [r["value"] for r in want.records() if r["measure"] == "map"][:1]
+
+
+def write_run_dict(path, run: dict):
+    path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items()
+                            for d, s in docs.items()))
+    return path
+
+
+def test_notes_are_warnings_unless_a_list_is_given():
+    """Without ``notes=`` a notebook still sees the notes, as RppNote warnings; with a list
+    they go there and nothing is warned; a failed call keeps those gathered before."""
+    with pytest.warns(rpp_cli.RppNote, match="judged queries not in the run"):
+        rpp_cli.evaluate(DEMO / "qrels", RUNS[:2], ["map"])
+    import warnings
+
+    notes: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rpp_cli.evaluate(DEMO / "qrels", RUNS[:2], ["map"], notes=notes)
+    assert any("judged queries not in the run" in n for n in notes)
+    failed: list[str] = []  # the grid is checked once the runs are read and noted
+    with pytest.raises(InputError, match="--query-counts: 999 is not between 1 and 25"):
+        rpp_cli.meta(DEMO / "qrels", RUNS[:2], ["map"], notes=failed, options=rpp_cli.MetaOptions(
+            analyses=("robustness",), query_counts=(999,)))
+    assert any("judged queries not in the run" in n for n in failed)
+
+
+def test_levels_is_a_function_with_the_jsonl_lines_as_dicts():
+    """rpp_cli.levels gives what ``rpp levels --format jsonl`` prints, line for line."""
+    import json
+
+    got = rpp_cli.levels(DEMO / "qrels", RUNS[:2], query="201", notes=[])
+    res = rpp("levels", "--format", "jsonl", "--query", "201", "--precision", "17",
+              DEMO / "qrels", *RUNS[:2])
+    want = [json.loads(line) for line in res.out.splitlines()]
+    assert [{**g, "value": None} for g in got] == [{**w, "value": None} for w in want]
+    assert [g["value"] for g in got] == pytest.approx([w["value"] for w in want], rel=1e-15)
+    assert len(got) > 10 and all(type(g["value"]) is int for g in got[:10])  # signs
