@@ -169,9 +169,8 @@ def _run_text(name: str, run) -> str:
         q, d, s = _frame_columns(run, f"run {name}", ("score",))
     elif isinstance(run, Mapping):
         _nested(f"run {name}", run, "{qid: {docno: score}}")
-        rows = [(str(q), str(d), _score_text(name, q, d, s)) for q, docs in run.items()
-                for d, s in docs.items()]
-        q, d, s = ([r[i] for r in rows] for i in range(3))
+        q, d, s = _columns(run)
+        s = _score_texts(name, q, d, s)
     else:
         raise InputError(f"run {name}: expected a dict {{qid: {{docno: score}}}} or a DataFrame")
     n = len(q)
@@ -185,6 +184,35 @@ def _nested(what: str, mapping: Mapping, shape: str) -> None:
         if not isinstance(docs, Mapping):
             raise InputError(f"{what}: query {qid!r} holds {type(docs).__name__}, not a dict: "
                              f"expected {shape}")
+
+
+def _columns(nested: Mapping) -> tuple[list[str], list[str], list]:
+    """The qid and docno (as text) and the raw value of every row of ``{qid: {docno: x}}``,
+    in dict order, a column at a time (no Python call per row)."""
+    qids: list[str] = []
+    docnos: list[str] = []
+    values: list = []
+    for qid, docs in nested.items():
+        qids += [str(qid)] * len(docs)
+        docnos += map(str, docs)
+        values += docs.values()
+    return qids, docnos, values
+
+
+_PLAIN_NUMBERS = (float, int)  # what repr(float(x)) takes as it is (bool aside)
+
+
+def _score_texts(name: str, qids: list[str], docnos: list[str], scores: list) -> list[str]:
+    """Every score as :func:`_score_text` writes it: plain Python numbers in one pass, and
+    anything else (numpy's scalars, numeric text, what is not a number) one by one, so that
+    each gets the same text or the same error."""
+    kinds = set(map(type, scores))
+    if all(issubclass(k, _PLAIN_NUMBERS) and not issubclass(k, bool) for k in kinds):
+        try:
+            return list(map(repr, map(float, scores)))
+        except OverflowError:  # an int past a double: named below
+            pass
+    return [_score_text(name, q, d, x) for q, d, x in zip(qids, docnos, scores)]
 
 
 def _score_text(name: str, qid, docno, score) -> str:
