@@ -30,8 +30,8 @@ from .errors import InputError
 from .io.runs import NAME_SOURCES
 from .report.levels import FIELDS as LEVEL_FIELDS
 from .results import Results
-from .settings import Options
-from .stats import DEFAULT_SEED
+from .settings import Options, trec_eval_release
+from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .tasks import Outcome
 from .tasks import compare as compare_task
 from .tasks import eval as eval_task
@@ -50,7 +50,8 @@ _PUT_NAME = re.compile(r"<(?P<what>[^<>]+) #[0-9]+>")
 _KEYWORDS = {"--names-from tag": "names_from='tag'", "--names-from": "names_from=",
              "--name": "names=", "--dedup": "dedup=True",
              "--corpus-size": "corpus_size=", "--subtopics": "subtopics=",
-             "--max-docs": "max_docs=", "--level": "level=", "--jobs": "jobs="}
+             "--max-docs": "max_docs=", "--level": "level=", "--jobs": "jobs=",
+             "--compat": "trec_eval="}
 _OPTION = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, _KEYWORDS)) + r")(?![\w-])")
 
 
@@ -304,7 +305,7 @@ def _measure_names(measures) -> list[str] | None:
 
 
 def _options(level, corpus_size, dedup, jobs, names, subtopics, max_docs,
-             names_from) -> Options:
+             names_from, trec_eval=None) -> Options:
     """The command line's Options from the API's keyword arguments, checked as it checks them."""
     if names_from not in NAME_SOURCES:
         raise InputError(f"names_from: expected one of {', '.join(NAME_SOURCES)} "
@@ -319,20 +320,22 @@ def _options(level, corpus_size, dedup, jobs, names, subtopics, max_docs,
         raise InputError(f"level: expected a number (got {level!r})")
     if isinstance(names, str) or not all(isinstance(n, str) or n is None for n in names or ()):
         raise InputError(f"names: expected a list of names, one per run (got {names!r})")
+    if trec_eval is not None:
+        trec_eval_release(trec_eval)  # a release rpp does not follow: its one-line error
     return Options(level, corpus_size, dedup, jobs or default_jobs(),
                    None if subtopics is None else str(subtopics), tuple(names or ()), max_docs,
-                   names_from)
+                   names_from, trec_eval)
 
 
 @contextmanager
 def _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
-          names_from) -> Iterator[tuple[list[str], Options]]:
+          names_from, trec_eval=None) -> Iterator[tuple[list[str], Options]]:
     """One API call's runs and command-line Options, checked, with its in-memory inputs
     (:func:`_inputs`) and its engine (``jobs``) for the time of the call."""
     with _inputs():
         paths, given = _run_sources(runs)
         options = _options(level, corpus_size, dedup, jobs, names or given, subtopics,
-                           max_docs, names_from)
+                           max_docs, names_from, trec_eval)
         with session(options.jobs):
             yield paths, options
 
@@ -368,6 +371,7 @@ def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
              level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
              jobs: int | None = None, names: Sequence[str] | None = None,
              names_from: str = "file", subtopics=None, max_docs: int | None = None,
+             trec_eval: str | None = None,
              notes: list[str] | None = None) -> Results:
     """``rpp eval``: every measure (default: rpp's defaults) for every run and pair of runs.
     ``qrels``: a path, a dict or a DataFrame; ``runs``: paths, a run dict, a DataFrame or
@@ -377,7 +381,7 @@ def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
     an in-memory run by its key (``run<i>`` in a list).
     Notes the command line prints on stderr are appended to ``notes``."""
     with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
-               names_from) as (paths, options):
+               names_from, trec_eval) as (paths, options):
         source = _qrels_source(qrels)
         request = eval_task.EvalRequest(tuple(_measure_names(measures) or ()), per_query)
         return _noted(lambda: eval_task.run(source, paths, request, options), notes).results
@@ -385,17 +389,22 @@ def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
 
 def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
             test: str = "randomization", correction: str = "none", permutations: int = 10000,
-            seed: int = DEFAULT_SEED, level: float | None = None, corpus_size: int | None = None,
-            dedup: bool = False, jobs: int | None = None, names: Sequence[str] | None = None,
-            names_from: str = "file", subtopics=None, max_docs: int | None = None,
+            seed: int = DEFAULT_SEED, ci: float | None = None, interval: str = "t",
+            resamples: int = DEFAULT_RESAMPLES, level: float | None = None,
+            corpus_size: int | None = None, dedup: bool = False, jobs: int | None = None,
+            names: Sequence[str] | None = None, names_from: str = "file", subtopics=None,
+            max_docs: int | None = None, trec_eval: str | None = None,
             notes: list[str] | None = None) -> Results:
-    """``rpp compare``: the mean effect and p-value of every pair of runs on every measure
-    (the input arguments are :func:`evaluate`'s)."""
+    """``rpp compare``: the mean effect and p-value of every pair of runs on every measure;
+    with ``ci`` (a level, 0.95) the interval rows and effect sizes too, by ``interval`` (t,
+    percentile or bca; ``resamples`` bootstrap draws). The input arguments are
+    :func:`evaluate`'s."""
     with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
-               names_from) as (paths, options):
+               names_from, trec_eval) as (paths, options):
         source = _qrels_source(qrels)
         request = compare_task.CompareRequest(tuple(_measure_names(measures) or ()), test,
-                                              correction, permutations, seed)
+                                              correction, permutations, seed, ci, interval,
+                                              resamples)
         return _noted(lambda: compare_task.run(source, paths, request, options), notes).results
 
 
@@ -404,13 +413,14 @@ def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
          corpus_size: int | None = None, dedup: bool = False, jobs: int | None = None,
          names: Sequence[str] | None = None, names_from: str = "file", subtopics=None,
          max_docs: int | None = None,
+         trec_eval: str | None = None,
          notes: list[str] | None = None) -> Results:
     """``rpp meta``: discriminative power, agreement, robustness and predictive power of the
     measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
     options = options or MetaOptions()
     require_analyses(options)
     with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
-               names_from) as (paths, inputs):
+               names_from, trec_eval) as (paths, inputs):
         source = _qrels_source(qrels)
         request = MetaRequest(tuple(_measure_names(measures) or ()), options)
         return _noted(lambda: meta_task.run(source, paths, request, inputs), notes).results

@@ -25,7 +25,7 @@ from .join import Coder, LoadedRun, RunRows, load_run
 from .engine.threads import map_ordered
 from .io.budget import PER_RUN_THREADS, threads_for
 from .populations import Populations, SubtopicIndex, encode_subtopics
-from .settings import Options
+from .settings import LATEST_TREC_EVAL, Options, trec_eval_release
 
 RESERVED_QID = "all"  # the qid column of the summary lines (contract §7)
 
@@ -61,6 +61,7 @@ class Collection:
     # measure asked for needs it (several runs, encoded without ``across_runs``)
     level: float | None = None
     subtopics: SubtopicIndex | None = None  # with subtopic qrels: their index over the items
+    trec_eval: str = LATEST_TREC_EVAL  # the trec_eval release trec_eval's measures follow
 
     @functools.cached_property
     def item_docno(self) -> list[str]:
@@ -105,6 +106,7 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
     with a note."""
     notes = notes if notes is not None else []
     level, corpus_size, jobs = options.level, options.corpus_size, options.jobs
+    release = trec_eval_release(options.trec_eval)
     release_free_memory()  # what reading the qrels freed: the runs' arrays will not reuse it
     evaluated_qids = qrels.relevant_qids(level)
     if not evaluated_qids:
@@ -173,7 +175,8 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
                       item_names, item_doc, ranks, [run.rows for run in loaded],
                       judged,
                       union if corpus_size is None else np.full(len(qids), corpus_size,
-                                                                  dtype=np.int64), level)
+                                                                  dtype=np.int64), level,
+                      trec_eval=release)
     if subtopics is not None:  # indexed over the items' docnos, made (and kept) here
         coll.subtopics = encode_subtopics(subtopics, qids, item_query, coll.item_docno,
                                           evaluated)

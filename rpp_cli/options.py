@@ -9,7 +9,7 @@ import click
 
 from . import engine
 from .errors import ASCII_DECIMAL, ASCII_INTEGER, InputError, shown
-from .settings import Options
+from .settings import TREC_EVAL_RELEASES, TREC_EVAL_VARIABLE, Options, trec_eval_in_force
 from .progress import show_bars
 from .report import FORMATS
 from .stats import DEFAULT_SEED, MAX_DRAWS, MAX_SEED
@@ -102,11 +102,14 @@ def input_options(fn):
     -j and --dask, run names, -M); the command receives them as one ``options: Options``."""
     @functools.wraps(fn)
     def command(*args, level, corpus_size, dedup, jobs, dask, dask_timeout, names, names_from,
-                max_docs, **kwargs):
-        with engine.session(jobs, dask, dask_timeout):
+                max_docs, compat, **kwargs):
+        with engine.session(jobs, dask, dask_timeout), trec_eval_in_force(compat) as release:
             return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names,
-                                              max_docs=max_docs, names_from=names_from),
+                                              max_docs=max_docs, names_from=names_from,
+                                              trec_eval=release),
                       **kwargs)
+
+    command = compat_option(command)
 
     command = click.option("-M", "--max-docs", "max_docs", type=Digits(1, 1 << 40),
                            metavar="K",
@@ -150,6 +153,19 @@ def input_options(fn):
                            help="Relevance level: grade >= L is relevant (default: grade > "
                                 "0).")(command)
     return command
+
+
+def compat_option(fn):
+    """``--compat RELEASE``: the trec_eval release whose numbers trec_eval's measures follow
+    (also $RPP_TREC_EVAL); the command receives it as ``compat``."""
+    return click.option("--compat", "compat", type=click.Choice(TREC_EVAL_RELEASES),
+                        envvar=TREC_EVAL_VARIABLE, show_envvar=True, metavar="RELEASE",
+                        help="trec_eval release that trec_eval's measures follow: "
+                             f"{TREC_EVAL_RELEASES[0]} (iprec_at_recall and 11pt_avg round "
+                             "their recall cutoffs, scores rank as doubles, all_trec adds rbp, "
+                             f"rbp_resid and unj) or {TREC_EVAL_RELEASES[1]} (pytrec_eval's "
+                             f"and ir_measures' numbers). Default: {TREC_EVAL_RELEASES[0]}."
+                        )(fn)
 
 
 def subtopics_option(fn):

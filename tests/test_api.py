@@ -295,9 +295,9 @@ _R = {"a": {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}}, "b": {"q1": {"d1": 2.0}, "q2"
     (lambda: rpp_cli.compare(_Q, _R, permutations=1.5),
      "permutations must be a whole number from 1 to 10,000,000 (got 1.5)"),
     (lambda: rpp_cli.compare(_Q, _R, test="bogus"),
-     "unknown test 'bogus' (choose from ttest, randomization, hsd)"),
+     "unknown test 'bogus' (choose from ttest, randomization, hsd, wilcoxon, sign)"),
     (lambda: rpp_cli.compare(_Q, _R, correction="bogus"),
-     "unknown correction 'bogus' (choose from none, bonferroni, holm)"),
+     "unknown correction 'bogus' (choose from none, bonferroni, holm, bh, by)"),
     (lambda: rpp_cli.meta(_Q, _R, options=rpp_cli.MetaOptions(permutations=0)),
      "permutations must be a whole number from 1 to 10,000,000 (got 0)"),
     (lambda: rpp_cli.meta(_Q, _R, options=rpp_cli.MetaOptions(samples=-1)),
@@ -329,7 +329,7 @@ _R = {"a": {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}}, "b": {"q1": {"d1": 2.0}, "q2"
      "runs run a and run b are both named 'x': name every run with names= (once per run, in "
      "order), or by tags with names_from='tag'"),
     (lambda: rpp_cli.meta(_Q, _R, options=rpp_cli.MetaOptions(analyses="power,bogus")),
-     "unknown analysis 'bogus' (choose from power,ties,agreement,robustness,predictive)"),
+     "unknown analysis 'bogus' (choose from power,ties,agreement,robustness,predictive,widths)"),
 ])
 def test_api_arguments_the_command_line_refuses_are_input_errors(call, message):
     """What the command line's options refuse, the API refuses with the same kind of error
@@ -429,3 +429,33 @@ def test_levels_is_a_function_with_the_jsonl_lines_as_dicts():
     assert [{**g, "value": None} for g in got] == [{**w, "value": None} for w in want]
     assert [g["value"] for g in got] == pytest.approx([w["value"] for w in want], rel=1e-15)
     assert len(got) > 10 and all(type(g["value"]) is int for g in got[:10])  # signs
+
+
+def test_compare_gives_the_intervals_the_command_prints():
+    """rpp_cli.compare(ci=...) adds the interval rows and effect sizes rpp compare --ci does."""
+    got = rpp_cli.compare(DEMO / "qrels", RUNS[:2], ["map", "rpp"], test="ttest", ci=0.9,
+                          notes=[])
+    cli = parse_lines(rpp("compare", "--test", "ttest", "--ci", "0.9", "-m", "map", "-m", "rpp",
+                          "--precision", "17", DEMO / "qrels", *RUNS[:2]).out)
+    records = {(r["measure"], r["qid"], r["run"], r["other"]): r["value"] for r in got.records()}
+    assert {k[0] for k in records} >= {"map_ci_low", "map_ci_high", "map_d", "rpp_ci_low"}
+    assert records.keys() == cli.keys()
+    for key, value in records.items():
+        assert value == pytest.approx(cli[key], rel=1e-12, abs=1e-15), key
+
+
+def test_trec_eval_release_is_a_keyword():
+    """trec_eval="9.0.8" is --compat 9.0.8: iprec_at_recall's 9.0.8 cutoffs; a release rpp
+    does not follow is an InputError naming the keyword."""
+    def values(**kwargs) -> list[float]:
+        got = rpp_cli.evaluate(DEMO / "qrels", RUNS[:1], ["iprec_at_recall.0.30"],
+                               per_query=True, notes=[], **kwargs)
+        return [r["value"] for r in got.records()]
+
+    for release in ("10.0", "9.0.8"):
+        cli = parse_lines(rpp("eval", "-q", "--compat", release, "--precision", "17",
+                              "-m", "iprec_at_recall.0.30", DEMO / "qrels", RUNS[0]).out)
+        assert values(trec_eval=release) == pytest.approx(list(cli.values()), abs=1e-15)
+    assert values(trec_eval="9.0.8") != values()
+    with pytest.raises(InputError, match=r"trec_eval= '9': expected a trec_eval release"):
+        values(trec_eval="9")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from scipy import stats as scipy_stats
 
 from .conftest import DEMO, parse_lines, rpp
 
@@ -380,3 +381,113 @@ def test_rndcg_counts_the_queries_with_a_relevant_item_at_the_level(tmp_path):
                                       for k, q in enumerate(qids)])
     res = rpp("check", "-l", "2", "-m", "Rndcg", qrels, "--baseline", base, cand)
     assert res.code == 2 and "could not fail: with 4 queries" in res.err, res.err
+
+
+def test_non_inferiority_verdicts_rows_and_formats(copy_of_best, slightly_worse):
+    """--confidence: PASS only when the one-sided upper bound of the drop is below DELTA;
+    the verdict line gives the drop, the bound and the query count; the bound is a row of
+    its own (with the gate's verdict in jsonl); the significance gates are as without."""
+    args = ["check", QRELS, "--baseline", BEST, copy_of_best, slightly_worse, WORST,
+            "--max-drop", "map=0.02", "--confidence", "0.95", "-m", "map", "--test", "ttest"]
+    res = rpp(*args)
+    assert res.code == 1
+    got = parse_lines(res.out)
+    lines = {(v[1], v[3].split(",")[0]): v for v in verdicts(res.err)}
+    for run, word in (("monot5-copy", "PASS"), ("tweak", "PASS"), ("bm25", "FAIL")):
+        drop = got[("map_drop", "all", run, "monot5")]
+        bound = got[("map_drop_bound", "all", run, "monot5")]
+        assert drop <= bound and (bound < 0.02) == (word == "PASS")
+        v = lines[run, f"drop {drop:+.4f}"]
+        assert v[0] == word and v[2] == "map"
+        assert f"95% upper bound {bound:+.4f} {'<' if word == 'PASS' else '>='} 0.02 " \
+               "(one-sided t, 25 queries)" in v[3]
+    assert got[("map_drop_bound", "all", "monot5-copy", "monot5")] == 0  # no spread: drop 0
+    plain = rpp(*args[:-6], "-m", "map", "--test", "ttest")  # without --max-drop: as ever
+    assert parse_lines(plain.out)[("map_p", "all", "bm25", "monot5")] == \
+        got[("map_p", "all", "bm25", "monot5")]
+    rows = [json.loads(line) for line in rpp(*args, "--format", "jsonl").out.splitlines()]
+    assert {(r["measure"], r["run"], r["verdict"]) for r in rows if "drop" in r["measure"]} == {
+        (m, run, word) for m in ("map_drop", "map_drop_bound")
+        for run, word in (("monot5-copy", "PASS"), ("tweak", "PASS"), ("bm25", "FAIL"))}
+
+
+def test_without_confidence_the_drop_gate_reads_the_drop_alone(slightly_worse):
+    """No --confidence: no bound row, and the verdict compares the drop with DELTA (a drop
+    well inside a DELTA passes whatever its spread)."""
+    res = rpp("check", QRELS, "--baseline", BEST, slightly_worse, "--max-drop", "map=0.02")
+    assert res.code == 0 and "map_drop_bound" not in res.out
+    assert verdicts(res.err)[-1][3].startswith("drop +") and "allowed 0.02" in res.err
+
+
+def test_non_inferiority_with_a_delta_of_zero_needs_a_better_candidate(copy_of_best):
+    """DELTA 0: "not worse at all" is shown only by a bound below 0, so a copy of the
+    baseline (bound 0) fails and a clearly better run passes."""
+    res = rpp("check", QRELS, "--baseline", BEST, copy_of_best, "--max-drop", "map=0",
+              "--confidence", "0.95", "-m", "map")
+    assert res.code == 1 and "upper bound +0.0000 >= 0 " in res.err
+    better = rpp("check", QRELS, "--baseline", WORST, BEST, "--max-drop", "map=0",
+                 "--confidence", "0.95", "-m", "map")
+    assert better.code == 0 and verdicts(better.err)[-1][0] == "PASS"
+
+
+def test_non_inferiority_of_a_count_bounds_the_sum_it_prints():
+    """num_rel_ret prints the sum over the queries, and so does its drop: the bound is the
+    mean per-query drop's bound times the query count."""
+    res = rpp("check", QRELS, "--baseline", BEST, WORST, "-m", "map", "--test", "ttest",
+              "--max-drop", "num_rel_ret=5", "--max-drop", "map=0.01", "--confidence", "0.9",
+              "--precision", "12")
+    got = parse_lines(res.out)
+    ev = parse_lines(rpp("eval", "-q", "-m", "num_rel_ret", "--precision", "12", QRELS, BEST,
+                         WORST).out)
+    drops = [ev[("num_rel_ret", q, "monot5")] - ev[("num_rel_ret", q, "bm25")]
+             for (m, q, r) in ev if r == "monot5" and q != "all"]
+    want = scipy_stats.ttest_1samp(drops, 0, alternative="less").confidence_interval(0.9).high
+    assert got[("num_rel_ret_drop", "all", "bm25", "monot5")] == sum(drops)
+    assert got[("num_rel_ret_drop_bound", "all", "bm25", "monot5")] == \
+        pytest.approx(want * len(drops), abs=1e-9)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--confidence", "0.95"], "rpp: --confidence sets the level of the --max-drop gates' "
+                               "bound: give --max-drop MEASURE=DELTA\n"),
+    (["--max-drop", "map=0.01", "--confidence", "1"],
+     "rpp: --confidence must be in (0, 1) (got 1)\n"),
+    (["--max-drop", "map=0.01", "--confidence", "0"],
+     "rpp: --confidence must be in (0, 1) (got 0)\n"),
+])
+def test_bad_confidence_is_one_line_and_exit_2(args, message):
+    res = rpp("check", QRELS, "--baseline", BEST, WORST, *args)
+    assert (res.code, res.out, res.err) == (2, "", message)
+
+
+def test_a_non_inferiority_gate_on_one_query_cannot_pass_and_is_refused(tmp_path):
+    """One query: the t bound has no degrees of freedom, no candidate could ever pass; the
+    gate is refused (exit 2, one line), as a gate that could not fail is."""
+    qrels = tmp_path / "q"
+    qrels.write_text("106_1 0 d1 1\n106_1 0 d2 0\n")
+    base, cand = tmp_path / "base", tmp_path / "cand"
+    base.write_text("106_1 Q0 d1 1 2 base\n106_1 Q0 d2 2 1 base\n")
+    cand.write_text("106_1 Q0 d2 1 2 cand\n106_1 Q0 d1 2 1 cand\n")
+    res = rpp("check", qrels, "--baseline", base, cand, "--max-drop", "map=0.5",
+              "--confidence", "0.95")
+    assert (res.code, res.out) == (2, "")
+    assert res.err == ("rpp: --max-drop 'map' with --confidence 0.95: 1 query, and the "
+                       "one-sided t bound needs 2 or more, so the gate could not pass\n")
+    plain = rpp("check", qrels, "--baseline", base, cand, "--max-drop", "map=0.5")
+    assert plain.code == 0  # without --confidence: the drop, 0.5, is allowed
+
+
+def test_non_inferiority_where_lower_is_better():
+    """asl: the drop is candidate minus baseline, per query as in the mean, so the worse run's
+    bound lies above its (positive) drop and the better run's below its negative one."""
+    worse = rpp("check", QRELS, "--baseline", BEST, WORST, "-m", "map", "--test", "ttest",
+                "--max-drop", "asl=1", "--confidence", "0.95")
+    got = parse_lines(worse.out)
+    drop = got[("asl_drop", "all", "bm25", "monot5")]
+    assert worse.code == 1 and drop > 1 and got[("asl_drop_bound", "all", "bm25", "monot5")] > drop
+    better = rpp("check", QRELS, "--baseline", WORST, BEST, "-m", "map", "--test", "ttest",
+                 "--max-drop", "asl=1", "--confidence", "0.95")
+    got = parse_lines(better.out)
+    assert better.code == 0
+    assert got[("asl_drop", "all", "monot5", "bm25")] < got[
+        ("asl_drop_bound", "all", "monot5", "bm25")] < 1

@@ -185,14 +185,14 @@ def test_meta_human_view():
 
 @pytest.mark.parametrize("args, message", [
     (("--analysis", "power,bogus"),
-     "unknown analysis 'bogus' (choose from power,ties,agreement,robustness,predictive)"),
+     "unknown analysis 'bogus' (choose from power,ties,agreement,robustness,predictive,widths)"),
     (("--query-counts", "0"), "--query-counts: 0 is not a number of queries (1 or more)"),
     (("--query-counts", "3,99"), "--query-counts: 99 is not between 1 and 25 (the number of "
                                  "evaluated queries)"),
     (("--analysis", ""), "no analysis given (choose from power,ties,agreement,robustness,"
-                         "predictive)"),
+                         "predictive,widths)"),
     (("--analysis", ",,"), "no analysis given (choose from power,ties,agreement,robustness,"
-                           "predictive)"),
+                           "predictive,widths)"),
     (("--query-counts", "3,x"), "--query-counts: '3,x' is not a comma-separated list of int "
                                 "values"),
     (("--top-fraction", "0"), "--top-fraction must be in (0, 1] (got 0)"),
@@ -308,3 +308,166 @@ def test_meta_tables_name_measures_not_runs(fmt):
     assert res.returncode == 0, res.stderr
     assert "row measure vs column measure" in res.stdout and "per-measure values" in res.stdout
     assert " run" not in res.stdout.replace("\\_", "_")  # no table calls a measure a run
+
+
+CI_ROWS = ("_ci_low", "_ci_high", "_d")
+
+
+def per_query_pairs(measures: tuple[str, ...]) -> dict[tuple[str, str, str], np.ndarray]:
+    """{(measure, a, b): per-query paired values} from rpp eval -q (12 decimals): RPP(a, b),
+    or m(a) - m(b) over the queries the metric averages over."""
+    ev = parse(rpp("eval", QRELS, *RUNS, *(a for m in measures for a in ("-m", m)), "-q", "-n",
+                   "--precision", "12").stdout)
+    pref, metric = defaultdict(dict), defaultdict(dict)
+    for (measure, qid, run, other), value in ev.items():
+        if measure.endswith("_win"):
+            continue  # a preference measure's win rate: not a tested measure
+        if other is None:
+            metric[measure, run][qid] = value
+        else:
+            pref[measure, run, other][qid] = value
+    out = {key: np.array([v[q] for q in sorted(v)]) for key, v in pref.items()}
+    for (measure, a), va in metric.items():
+        for (m2, b), vb in metric.items():
+            if m2 == measure and a != b:
+                out[measure, a, b] = np.array([va[q] - vb[q] for q in sorted(va)])
+    return out
+
+
+def test_default_output_has_no_interval_rows_and_ci_only_adds_rows():
+    """Without --ci nothing changes (no interval or effect-size row); with it the same rows,
+    plus M_ci_low, M_ci_high and M_d for every ordered pair, antisymmetric as the effect."""
+    args = ("compare", QRELS, *RUNS[:4], "-m", "rpp", "-m", "map", "--permutations", "500")
+    plain = parse(rpp(*args).stdout)
+    assert not any(k[0].endswith(CI_ROWS) for k in plain)
+    wide = parse(rpp(*args, "--ci", "0.9").stdout)
+    assert {k: v for k, v in wide.items() if not k[0].endswith(CI_ROWS)} == plain
+    extra = {k: v for k, v in wide.items() if k[0].endswith(CI_ROWS)}
+    assert len(extra) == 2 * 3 * 12  # 2 measures x 3 rows x 12 ordered pairs
+    for (measure, _, a, b), value in extra.items():
+        mirror = measure.replace("_ci_low", "_ci_HIGH").replace("_ci_high", "_ci_low") \
+            .replace("_ci_HIGH", "_ci_high")
+        assert value == -wide[mirror, "all", b, a]
+
+
+def test_compare_ci_and_effect_sizes_equal_scipy_on_eval_per_query_values():
+    """--ci 0.9 (t): each pair's interval is scipy's ttest_1samp(...).confidence_interval on
+    rpp eval's per-query values, M_d its t / sqrt(Q) times Hedges' J; the bootstrap
+    intervals are scipy.stats.bootstrap's with default_rng(--seed) on the pair in name order
+    (every digit in jsonl: tests/test_scipy_goldens.py)."""
+    from scipy.special import loggamma
+
+    got = parse(rpp("compare", QRELS, *RUNS, "-m", "rpp", "-m", "map", "--ci", "0.9",
+                    "--test", "ttest", "--precision", "10").stdout)
+    pairs = per_query_pairs(("rpp", "map"))
+    for (measure, a, b), x in pairs.items():
+        n = len(x)
+        ref = scipy_stats.ttest_1samp(x, 0.0)
+        ci = ref.confidence_interval(0.9)
+        assert got[f"{measure}_ci_low", "all", a, b] == pytest.approx(ci.low, abs=2e-10)
+        assert got[f"{measure}_ci_high", "all", a, b] == pytest.approx(ci.high, abs=2e-10)
+        j = np.exp(loggamma((n - 1) / 2) - loggamma((n - 2) / 2)) / np.sqrt((n - 1) / 2)
+        assert got[f"{measure}_d", "all", a, b] == pytest.approx(
+            ref.statistic / np.sqrt(n) * j, abs=2e-10)
+    assert len(pairs) == 60
+
+
+@pytest.mark.parametrize("test", ["wilcoxon", "sign"])
+@pytest.mark.parametrize("correction", ["none", "bh", "by"])
+def test_rank_tests_and_fdr_corrections_equal_scipy(test, correction):
+    got = parse(rpp("compare", QRELS, *RUNS, "-m", "rpp", "-m", "P.10", "--test", test,
+                    "--correction", correction, "--precision", "12").stdout)
+    pairs = per_query_pairs(("rpp", "P.10"))
+    for measure in ("rpp", "P_10"):
+        keys = [(measure, a, b) for (m, a, b) in pairs if m == measure and a < b]
+        raw = []
+        for key in keys:
+            x = np.round(pairs[key], 10)  # P@10 differences of 12 decimals tie exactly
+            if test == "wilcoxon":
+                raw.append(scipy_stats.wilcoxon(x).pvalue if x.any() else 1.0)
+            else:
+                raw.append(scipy_stats.binomtest(int((x > 0).sum()), int((x != 0).sum()))
+                           .pvalue)
+        want = (raw if correction == "none" else
+                scipy_stats.false_discovery_control(raw, method=correction))
+        for (m, a, b), p in zip(keys, want):
+            assert got[f"{m}_p", "all", a, b] == pytest.approx(p, abs=1e-10)
+            assert got[f"{m}_p", "all", b, a] == got[f"{m}_p", "all", a, b]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "matrix", "markdown", "latex"])
+def test_every_format_prints_the_interval_rows(fmt):
+    res = rpp("compare", "-Q", QRELS, *RUNS[:3], "-m", "map", "--ci", "0.95", "--interval",
+              "percentile", "--resamples", "500", "--format", fmt)
+    assert res.returncode == 0, res.stderr
+    text = res.stdout.replace("\\_", "_")
+    assert all(f"map{row}" in text for row in CI_ROWS)
+
+
+def test_human_view_legend_names_the_interval():
+    res = rpp("compare", QRELS, *RUNS[:3], "-m", "map", "--test", "ttest", "--ci", "0.9",
+              "--interval", "bca", "--resamples", "300", "--view", "human")
+    assert res.returncode == 0
+    assert res.stdout.splitlines()[0] == ("* p < 0.05 (ttest); M_ci_low, M_ci_high: 90% "
+                                          "bootstrap BCa interval; M_d: Hedges' g_z")
+    assert "\nmap_ci_low\n" in res.stdout and "\nmap_d\n" in res.stdout
+
+
+def test_paper_view_intervals_and_daggers():
+    """--ci with --view paper: each value followed by its run's interval (t: scipy's on the
+    run's per-query values; a preference measure's on its per-query win rates), or with
+    --paper-ci dagger a dagger on each run whose pair interval with run (a) excludes 0; the
+    caption says which."""
+    runs = [RUNS[i] for i in (4, 2, 0)]  # monot5, colbert, bm25
+    args = ("compare", "-Q", "--view", "paper", "--format", "markdown", "-m", "map", "-m",
+            "rpp", "--test", "ttest", "--ci", "0.95", QRELS, *runs)
+    md = rpp(*args)
+    assert md.returncode == 0, md.stderr
+    ev = parse(rpp("eval", QRELS, *runs, "-m", "map", "-m", "rpp", "-q", "-n",
+                   "--precision", "12").stdout)
+    for line, run in zip(md.stdout.splitlines()[2:5], ("monot5", "colbert", "bm25")):
+        cells = [c.strip() for c in line.strip("|").split("|")][2:]
+        for cell, measure in zip(cells, ("map", "rpp_win")):
+            x = [v for (m, q, r, o), v in sorted(ev.items()) if m == measure and r == run]
+            ci = scipy_stats.ttest_1samp(x, 0.0).confidence_interval(0.95)
+            assert cell.endswith(f" \\[{ci.low:.4f}, {ci.high:.4f}\\]"), (cell, ci)
+    assert md.stdout.rstrip().endswith("Brackets: the 95% t-interval of the mean over queries "
+                                       "(for a preference measure, of the mean per-query win "
+                                       "rate).")
+    dag = rpp(*args, "--paper-ci", "dagger", "--format", "latex")
+    assert dag.returncode == 0
+    rows = parse(rpp("compare", QRELS, *runs, "-m", "map", "-m", "rpp", "--ci", "0.95",
+                     "--test", "ttest", "--precision", "10").stdout)
+    body = [line for line in dag.stdout.splitlines() if line.startswith("(")]
+    for line, run in zip(body, ("monot5", "colbert", "bm25")):
+        cells = line.split(" & ")[2:]
+        for cell, measure in zip(cells, ("map", "rpp")):
+            low = rows.get((f"{measure}_ci_low", "all", run, "monot5"), 0.0)
+            high = rows.get((f"{measure}_ci_high", "all", run, "monot5"), 0.0)
+            assert ("\\dagger" in cell) == (low > 0 or high < 0)
+    assert sum("\\dagger" in line for line in body) >= 2
+    assert "†: the 95\\% t-interval of the mean paired difference from run (a) excludes 0" \
+        in dag.stdout
+
+
+def test_paper_view_names_the_fdr_corrections_in_full():
+    res = rpp("compare", "-Q", "--view", "paper", "--format", "markdown", "-m", "map",
+              "--test", "wilcoxon", "--correction", "by", QRELS, *RUNS[:3])
+    assert "(Wilcoxon signed-rank test, Benjamini-Yekutieli correction, p < 0.05)" in res.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--interval", "bca"), "--interval needs --ci LEVEL (e.g. --ci 0.95)"),
+    (("--ci", "1"), "--ci must be a confidence level in (0, 1) (got 1.0)"),
+    (("--ci", "0.95", "--paper-ci", "dagger"), "--paper-ci needs --ci LEVEL and --view paper"),
+    (("--paper-ci", "interval", "--view", "paper", "--format", "latex"),
+     "--paper-ci needs --ci LEVEL and --view paper"),
+    (("--ci", "0.95", "--resamples", "0"), None),
+])
+def test_interval_options_bad_usage(args, message):
+    res = rpp("compare", QRELS, *RUNS[:2], *args)
+    assert res.returncode == 2 and res.stdout == ""
+    if message:
+        assert res.stderr == f"rpp: {message}\n"
+    else:
+        assert "--resamples" in res.stderr

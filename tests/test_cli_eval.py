@@ -169,5 +169,6 @@ def test_other_parameters_given_twice_are_refused(first, second):
 
 def test_trec_eval_drop_in_keeps_the_first_parameters():
     """rpp trec-eval is trec_eval: -m P.5 -m P.10 prints P_5 alone, as trec_eval 9.0.8."""
-    res = rpp("trec-eval", "-m", "P.5", "-m", "P.10", DEMO / "qrels", RUNS[0])
+    res = rpp("trec-eval", "--compat", "9.0.8", "-m", "P.5", "-m", "P.10", DEMO / "qrels",
+              RUNS[0])
     assert res.code == 0 and [line.split()[0] for line in res.out.splitlines()] == ["P_5"]

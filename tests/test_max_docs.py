@@ -27,16 +27,17 @@ def test_truncation_by_hand(tiny):
 
 def test_trec_measures_cut_in_trec_evals_order(tiny):
     """Scores 1.00000002 (dA) and 1.00000001 (dB) differ as doubles but tie as C floats, where
-    trec_eval orders by docno descending: dB first. With -M 1, trec_eval's measures keep dB
-    (relevant: map 1) while RPP's ranking keeps dA (contract §2 order; dB then missed)."""
+    trec_eval 9.0.8 orders by docno descending: dB first (10.0 ranks doubles, as rpp). With
+    -M 1, trec_eval's measures keep dB (relevant: map 1) while RPP's ranking keeps dA
+    (contract §2 order; dB then missed)."""
     qrels, runs = tiny([("q1", "dB", 1), ("q1", "dC", 1)],
                        {"a": {"q1": ["dA", "dB"]}, "b": {"q1": ["dC", "dA"]}},
                        scores={"a": {"q1": [1.00000002, 1.00000001]}})
-    res = rpp("eval", "-M", "1", "-q", "-m", "map", "-m", "rpp", "--precision", "6",
-              qrels, *runs)
+    res = rpp("eval", "--compat", "9.0.8", "-M", "1", "-q", "-m", "map", "-m", "rpp",
+              "--precision", "6", qrels, *runs)
     assert res.code == 0, res.err
     got = parse_lines(res.out)
-    trec = rpp("trec-eval", "-M", "1", "-q", "-m", "map", qrels, runs[0])
+    trec = rpp("trec-eval", "--compat", "9.0.8", "-M", "1", "-q", "-m", "map", qrels, runs[0])
     assert trec.code == 0, trec.err
     assert [line.split() for line in trec.out.splitlines()][0] == ["map", "q1", "0.5000"]
     assert got[("map", "q1", "a")] == 0.5  # one of the two relevant items, at rank 1

@@ -332,3 +332,57 @@ def test_an_analysis_named_twice_runs_once():
     """--analysis ties,ties printed every line twice."""
     assert MetaOptions(analyses="ties,ties,power").analyses == ("ties", "power")
     assert MetaOptions(analyses=("power", "power")).analyses == ("power",)
+
+
+def literal_widths(values: np.ndarray, subsets: np.ndarray, level: float) -> float:
+    """The definition of ci_width_K, literally: over every subset and pair a < b, the width of
+    scipy's t-interval of the mean paired value on the subset's queries, then the mean."""
+    n_runs = values.shape[1]
+    widths = []
+    for w in subsets:
+        rows = w > 0
+        for a in range(n_runs):
+            for b in range(a + 1, n_runs):
+                x = (values[:, a, b] if values.ndim == 3 else values[:, a] - values[:, b])[rows]
+                if (x == x[0]).all():
+                    widths.append(0.0)  # no spread: a point (scipy: 1e-17 for 0.1 0.1 0.1)
+                    continue
+                ci = scipy_stats.ttest_1samp(x, 0.0).confidence_interval(level)
+                widths.append(ci.high - ci.low)
+    return float(np.mean(widths))
+
+
+@pytest.mark.parametrize("k", [2, 7, 25])
+def test_interval_widths_equal_scipys_t_intervals_on_the_robustness_subsets(base, k):
+    """ci_width_K: the mean width of scipy's t-interval (level 1 - alpha) over the subsets
+    robust_queries_K draws (the same stream) and every pair of runs; at K = Q, the one
+    subset is every query."""
+    ctx, values = base
+    n_q, samples = len(ctx.collection.qids), 12
+    _, rows = run_meta(analyses=("widths", "robustness"), samples=samples, query_counts=(k,),
+                       alpha=0.1)
+    (w,) = drawn(np.random.default_rng([2022, 2, k]), samples, n_q, (k,))
+    for name, v in values.items():
+        want = literal_widths(v, w, 0.9)
+        assert rows[(f"ci_width_{k}", name, None)] == pytest.approx(want, rel=1e-10), name
+    assert {key[0] for key in rows} == {f"ci_width_{k}", f"robust_queries_{k}"}
+
+
+def test_interval_widths_on_one_query_are_undefined_and_shrink_with_more():
+    """K = 1 has no spread (NaN, like an undefined tau); widths shrink as queries are added,
+    about as 1 / sqrt(K) once t's quantile has settled."""
+    _, rows = run_meta(analyses=("widths",), samples=200, query_counts=(1, 5, 10, 20))
+    for m in MEASURES:
+        assert np.isnan(rows[("ci_width_1", m, None)])
+        w5, w10, w20 = (rows[(f"ci_width_{k}", m, None)] for k in (5, 10, 20))
+        assert w5 > w10 > w20 > 0
+        assert w10 / w20 == pytest.approx(np.sqrt(2), rel=0.15)
+
+
+def test_widths_are_not_a_default_analysis():
+    """The default analyses are the paper's five: rpp meta's output without --analysis is what
+    it was; widths runs when named."""
+    assert meta_task.DEFAULT_ANALYSES == ("power", "ties", "agreement", "robustness",
+                                          "predictive")
+    assert MetaOptions().analyses == meta_task.DEFAULT_ANALYSES
+    assert "widths" in meta_task.ANALYSES

@@ -41,7 +41,7 @@ def test_baselines_are_trec_eval_c_under_every_level(suffix: str, level: str | N
     queries a run lacks (trec_eval -q prints no line for them) are 0 in rpp. At -l 4, above
     every grade, no query has a relevant item: trec_eval still prints its measures (map 0,
     ndcg_cut.10 from the grades), and so does rpp, with a note."""
-    args = ["eval", "-q", *(["-l", level] if level else [])]
+    args = ["eval", "-q", "--compat", "9.0.8", *(["-l", level] if level else [])]
     for m in MEASURES:
         args += ["-m", m]
     res = rpp(*args, GOLDEN / "qrels", *(GOLDEN / r for r in RUNS))
@@ -87,9 +87,10 @@ def test_no_note_when_the_query_sets_agree(tmp_path) -> None:
 def test_ir_measures_level_and_dash_l_agree(level: str) -> None:
     """``-l L -m AP`` and ``-m 'AP(rel=L)'`` (no -l) print the same numbers, trec_eval's."""
     runs = [GOLDEN / r for r in RUNS]
-    by_l = rpp("eval", "-q", "-l", level, "-m", "AP", "-m", "P@5", GOLDEN / "qrels", *runs)
-    by_rel = rpp("eval", "-q", "-m", f"AP(rel={level})", "-m", f"P(rel={level})@5",
-                 GOLDEN / "qrels", *runs)
+    by_l = rpp("eval", "-q", "--compat", "9.0.8", "-l", level, "-m", "AP", "-m", "P@5",
+               GOLDEN / "qrels", *runs)
+    by_rel = rpp("eval", "-q", "--compat", "9.0.8", "-m", f"AP(rel={level})", "-m",
+                 f"P(rel={level})@5", GOLDEN / "qrels", *runs)
     assert by_l.code == by_rel.code == 0
     rename = {f"AP(rel={level})": "AP", f"P(rel={level})@5": "P@5"}
     a = _rpp_lines(by_l.out)
@@ -116,7 +117,8 @@ def test_map_equals_pytrec_eval_over_every_qrels_query(tmp_path, seed: int, leve
 
     coll = generate(seed)
     qrels_path, run_paths = write_collection(coll, tmp_path, "mixed")
-    res = rpp("eval", "-q", "--precision", "12", "-l", str(level), "-m", "map",
+    res = rpp("eval", "-q", "--compat", "9.0.8", "--precision", "12", "-l", str(level),
+              "-m", "map",
               *[x for t in coll.tags for x in ("--name", t)], qrels_path, *run_paths)
     assert res.code == 0, res.err
     got = parse_lines(res.out)

@@ -171,7 +171,7 @@ def hsd_numpy(values: np.ndarray, permutations: int, rng: np.random.Generator) -
     """HSD p-values as rpp computed them before its kernel, literally: blocks of trials of
     _CACHE_ELEMENTS // width, permutations drawn in numpy's own layout, each block summed one
     query at a time in numpy."""
-    from rpp_cli.stats import _CACHE_ELEMENTS, _extreme_counts, _slack
+    from rpp_cli.stats.paired import _CACHE_ELEMENTS, _extreme_counts, _slack
 
     n_q, n_runs = values.shape[:2]
     observed = np.abs(pair_values(values).mean(axis=0))
@@ -310,7 +310,7 @@ def test_hsd_blocks_of_trials_fit_their_memory_bound(monkeypatch):
     """A block of HSD trials holds at most _BLOCK_BYTES of permutations (16,384 trials of
     20,000 queries and 2 runs were 5 GB). Where the bound binds, the trials are still
     B permutations: p = (count + 1) / (B + 1); a run against its copy is p = 1."""
-    from rpp_cli import stats
+    from rpp_cli.stats import paired as stats
 
     rng_values = np.random.default_rng(5)
     values = rng_values.normal(size=(40, 3))

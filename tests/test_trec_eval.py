@@ -1,4 +1,5 @@
-"""``rpp trec-eval``: byte-for-byte against trec_eval 9.0.8's own output, and every error path.
+"""``rpp trec-eval --compat 9.0.8``: byte-for-byte against trec_eval 9.0.8's own output, and
+every error path (trec_eval 10.0, the default: tests/test_trec_eval10.py).
 
 The expected outputs in tests/golden/trec_eval were written by the reference binary (see the
 README there); these tests never need it.
@@ -31,7 +32,7 @@ def _cases() -> list[tuple[str, str]]:
 @pytest.mark.parametrize("name,args", _cases(), ids=[c[0] for c in _cases()])
 def test_golden_output_byte_for_byte(name: str, args: str, monkeypatch) -> None:
     monkeypatch.chdir(ROOT)
-    result = CliRunner().invoke(cli, ["trec-eval", *shlex.split(args)])
+    result = CliRunner().invoke(cli, ["trec-eval", "--compat", "9.0.8", *shlex.split(args)])
     assert result.exit_code == 0, result.output
     assert result.stdout_bytes == (GOLDEN / f"{name}.out").read_bytes()
 
@@ -46,7 +47,7 @@ def _as_rpp_eval(args: str) -> list[str] | None:
     words = shlex.split(args)
     if "-c" not in words:
         return None
-    out, files = ["eval", "-Q", "-q"], []
+    out, files = ["eval", "-Q", "-q", "--compat", "9.0.8"], []
     for w in words:
         flag, value = w[:2], w[2:]
         if w.startswith("-") and flag not in _EVAL_FLAGS:
@@ -211,15 +212,16 @@ def test_duplicates_trec_eval_never_sees_are_not_errors(files, rpp) -> None:
     """Only the top -M docs of evaluated queries are checked, as in trec_eval."""
     f = files(q="1 0 a 1\n3 0 z 1\n3 0 z 0\n",
               r="1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 b 3 1 r\n5 Q0 y 1 1 r\n5 Q0 y 2 1 r\n")
-    proc = rpp("-M", "2", "-m", "num_ret", "-m", "map", f["q"], f["r"])
+    proc = rpp("--compat", "9.0.8", "-M", "2", "-m", "num_ret", "-m", "map", f["q"], f["r"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "num_ret               \tall\t2\nmap                   \tall\t1.0000\n"
-    _one_error_line(rpp("-M", "3", f["q"], f["r"]), 4, "docno 'b'")
+    _one_error_line(rpp("--compat", "9.0.8", "-M", "3", f["q"], f["r"]), 4, "docno 'b'")
 
 
 def test_no_common_query_exits_7(files, rpp) -> None:
     f = files(q="2 0 a 1\n", r=RUN_OK)
-    _one_error_line(rpp("-c", f["q"], f["r"]), 7, "no query has both results and judgments")
+    _one_error_line(rpp("--compat", "9.0.8", "-c", f["q"], f["r"]), 7,
+                    "no query has both results and judgments")
 
 
 @pytest.mark.parametrize("qrels", ["1 0 a -1\n2 0 b 1\n", "1 0 a 1\n2 0 b -2\n"])
@@ -254,7 +256,7 @@ def test_usage_errors_exit_1(args: list[str], files, rpp) -> None:
 def test_options_after_files_and_attached_values(files, rpp) -> None:
     """getopt style: ``-mP.5``, ``-M1``, ``-qc`` and options after the file names."""
     f = files(q=QRELS_OK, r=RUN_OK)
-    proc = rpp(f["q"], f["r"], "-mP.5", "-M1", "-qc")
+    proc = rpp(f["q"], f["r"], "-mP.5", "-M1", "-qc", "--compat", "9.0.8")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ("P_5                   \t1\t0.2000\n"
                            "P_5                   \tall\t0.1000\n")
@@ -263,7 +265,7 @@ def test_options_after_files_and_attached_values(files, rpp) -> None:
 def test_runid_is_the_tag_as_in_trec_eval(files, rpp) -> None:
     """The drop-in keeps trec_eval's runid (the run's tag), whatever the file is called."""
     f = files(q=QRELS_OK, **{"bm25.run.gz": RUN_OK})
-    proc = rpp(f["q"], f["bm25.run.gz"], "-m", "runid")
+    proc = rpp(f["q"], f["bm25.run.gz"], "-m", "runid", "--compat", "9.0.8")
     assert (proc.returncode, proc.stdout) == (0, "runid                 \tall\tr\n")
 
 
@@ -272,7 +274,7 @@ def test_real_process_stdin_and_gzip(files, tmp_path: Path) -> None:
     """As a subprocess: gzip and stdin read the same; errors exit with no traceback."""
     f = files(q=QRELS_OK)
     (tmp_path / "r.gz").write_bytes(gzip.compress(RUN_OK.encode()))
-    command = [sys.executable, "-m", "rpp_cli", "trec-eval", "-q", f["q"]]
+    command = [sys.executable, "-m", "rpp_cli", "trec-eval", "--compat", "9.0.8", "-q", f["q"]]
     from_gzip = subprocess.run([*command, str(tmp_path / "r.gz")], capture_output=True)
     from_stdin = subprocess.run([*command, "-"], input=RUN_OK.encode(), capture_output=True)
     assert from_gzip.returncode == from_stdin.returncode == 0

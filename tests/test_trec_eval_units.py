@@ -124,13 +124,14 @@ def test_c_float_is_printf_for_numbers(x: float) -> None:
 
 # -- ranking and relstring ------------------------------------------------------------------
 
-def _files(tmp, qrels_rows, run_rows, runid: str = "t"):
-    """(Judgments, Retrieved) read back from files holding (qid, docno, grade/score) rows."""
+def _files(tmp, qrels_rows, run_rows, runid: str = "t", as_float: bool = True):
+    """(Judgments, Retrieved) read back from files holding (qid, docno, grade/score) rows;
+    scores as C floats (trec_eval 9.0.8) unless ``as_float`` is False (10.0: doubles)."""
     with open(f"{tmp}/q", "w") as f:
         f.writelines(f"{q} 0 {d} {g}\n" for q, d, g in qrels_rows)
     with open(f"{tmp}/r", "w") as f:
         f.writelines(f"{q} Q0 {d} 1 {s!r} {runid}\n" for q, d, s in run_rows)
-    return read_judgments(f"{tmp}/q"), read_retrieved(f"{tmp}/r")
+    return read_judgments(f"{tmp}/q"), read_retrieved(f"{tmp}/r", as_float)
 
 
 def _play(tmp):
@@ -156,12 +157,14 @@ def test_relstring_by_hand(tmp_path) -> None:
     assert relstrings(rank(*_play(tmp_path), 2, "q", "r"), 10, False) == ["21", "."]  # -M 2
 
 
-def test_float32_scores_tie(tmp_path) -> None:
-    """16777217 and 16777216 are one C float; so are 1.0000000001 and 1.0."""
+@pytest.mark.parametrize("as_float,ranked", [(True, "2143"), (False, "1234")])
+def test_float32_scores_tie(tmp_path, as_float: bool, ranked: str) -> None:
+    """16777217 and 16777216 are one C float; so are 1.0000000001 and 1.0: trec_eval 9.0.8
+    orders them by docno; 10.0 keeps doubles, which differ."""
     j, r = _files(tmp_path, [("q", "a", 1), ("q", "b", 2), ("q", "c", 3), ("q", "d", 4)],
                   [("q", "a", 16777217.0), ("q", "b", 16777216.0), ("q", "c", 1.0000000001),
-                   ("q", "d", 1.0)])
-    assert relstrings(rank(j, r, None, "q", "r"), 10, False) == ["2143"]
+                   ("q", "d", 1.0)], as_float=as_float)
+    assert relstrings(rank(j, r, None, "q", "r"), 10, False) == [ranked]
 
 
 queries = st.sampled_from(["1", "2", "10", "a"])
@@ -176,7 +179,8 @@ scores = st.sampled_from([0.0, -0.0, 1.0, 1.0000000001, 2.5, 16777216.0, 1677721
                 unique_by=lambda t: (t[0], t[1])),
        st.one_of(st.none(), st.integers(0, 6)))
 def test_ranking_is_trec_evals_sort(run_rows, qrels_rows, max_retrieved) -> None:
-    """Per query: C-float score desc, docno desc (bytes), top -M; grades joined by docno."""
+    """Per query (trec_eval 9.0.8: those with results and judgments): C-float score desc,
+    docno desc (bytes), top -M; grades joined by docno."""
     import tempfile
 
     common = {q for q, _, _ in run_rows} & {q for q, _, _ in qrels_rows}
@@ -184,14 +188,14 @@ def test_ranking_is_trec_evals_sort(run_rows, qrels_rows, max_retrieved) -> None
         j, r = _files(tmp, qrels_rows, run_rows)
     if not common:
         with pytest.raises(InputError):
-            rank(j, r, max_retrieved, "q", "r")
+            rank(j, r, max_retrieved, "q", "r", "9.0.8")
         return
     top = {q: max(g for qq, _, g in qrels_rows if qq == q) for q in common}
     if top[min(common)] < 0 or min(top.values()) <= -2:
         with pytest.raises(InputError, match="only negative grades"):
-            rank(j, r, max_retrieved, "q", "r")
+            rank(j, r, max_retrieved, "q", "r", "9.0.8")
         return
-    ranked = rank(j, r, max_retrieved, "q", "r")
+    ranked = rank(j, r, max_retrieved, "q", "r", "9.0.8")
     assert ranked.qids == sorted(common)
     grades = {(q, d): g for q, d, g in qrels_rows}
     for i, q in enumerate(ranked.qids):

@@ -33,14 +33,18 @@ SUMMARY_FILE = "$GITHUB_STEP_SUMMARY"
 @click.option("--max-drop", "max_drops", multiple=True, metavar="MEASURE=DELTA",
               help="Also fail when the metric's mean drops by more than DELTA "
                    "(e.g. map=0.01); repeatable. Default: none.")
+@click.option("--confidence", type=Decimal(), metavar="LEVEL",
+              help="Make each --max-drop a non-inferiority test: fail unless the one-sided "
+                   "upper t bound of the drop at this level (e.g. 0.95) is below DELTA. "
+                   "Default: the drop itself is compared with DELTA.")
 @permutation_options("Random sign flips of the randomization test.")
 @output_options
 @input_options
 @quiet_option
 def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
                   measures: tuple[str, ...], test: str, alpha: float, max_drops: tuple[str, ...],
-                  permutations: int, seed: int, fmt: str, precision: int,
-                  options: Options) -> None:
+                  confidence: float | None, permutations: int, seed: int, fmt: str,
+                  precision: int, options: Options) -> None:
     """Regression gate: exit 0 when no CANDIDATE is significantly worse than the baseline
     (and no --max-drop is exceeded), 1 otherwise, 2 on bad input.
 
@@ -57,7 +61,7 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
         check_writable(step_summary, SUMMARY_FILE, append=True)
     outcome = check_task.run(qrels, list(candidates),
                              check_task.CheckRequest(baseline, measures, test, alpha, max_drops,
-                                                     permutations, seed, precision),
+                                                     permutations, seed, precision, confidence),
                              options)
     results, verdicts = outcome.results, outcome.extras["verdicts"]
     print_notes(outcome.notes)

@@ -9,6 +9,7 @@ import click
 from ..errors import NDEVAL_ERROR, TREC_EVAL_USAGE, InputError
 from ..io.identity import check_files
 from ..options import FILE, Decimal, Digits, finite, print_notes, quiet_option
+from ..settings import TREC_EVAL_RELEASES, TREC_EVAL_VARIABLE, trec_eval_release
 from ..tasks import ndeval as ndeval_task
 from ..tasks import trec_eval as trec_eval_task
 from ..tasks.ndeval import writer as ndeval_writer
@@ -84,17 +85,25 @@ def ndeval_command(qrels: str, run: str, alpha: float, beta: float, all_topics: 
 @click.option("-N", "--Number_docs_in_coll", "num_docs", type=Digits(0, 1 << 53),
               default=0, metavar="N",
               help="Documents in the collection (only utility's 4th coefficient reads it).")
+@click.option("--compat", "compat", type=click.Choice(TREC_EVAL_RELEASES),
+              envvar=TREC_EVAL_VARIABLE, show_envvar=True, metavar="RELEASE",
+              help=f"The trec_eval release to be: {' or '.join(TREC_EVAL_RELEASES)}. Default: "
+                   f"{TREC_EVAL_RELEASES[0]}.")
 def trec_eval_command(qrels: str, run: str, per_query: bool, measures: tuple[str, ...],
                       complete: bool, level: int, no_summary: bool, judged_only: bool,
-                      max_retrieved: int | None, num_docs: int) -> None:
-    """trec_eval 9.0.8 for one RUN, byte for byte, computed by pytrec_eval. Exit codes as
-    trec_eval's: 1 usage or unknown measure, 2 bad file or parameter, 4 duplicate docno,
-    7 no query with both results and judgments."""
+                      max_retrieved: int | None, num_docs: int, compat: str | None) -> None:
+    """trec_eval 10.0 for one RUN, byte for byte (9.0.8 with --compat 9.0.8), computed by
+    pytrec_eval and, for what 10.0 added or changed, by rpp. Exit codes as trec_eval's: 1
+    usage or unknown measure, 2 bad file or parameter, 4 duplicate docno or (10.0, without -c)
+    a qrels query the run lacks, 7 (9.0.8) no query with both results and judgments."""
     opts = trec_eval_task.TrecEvalOptions(measures, per_query, not no_summary, complete, level,
-                                          max_retrieved, judged_only, num_docs)
+                                          max_retrieved, judged_only, num_docs,
+                                          trec_eval_release(compat))
     check_files([qrels, run])
     outcome = trec_eval_task.run(qrels, run, opts)
     print_notes(outcome.notes)
     trec_eval_writer.write(trec_eval_task.TrecEvalOutput(outcome.results,
                                                          outcome.extras["texts"]),
                            sys.stdout.buffer)
+    if outcome.extras["stop"] is not None:  # trec_eval 10.0 printed the lines before it too
+        raise outcome.extras["stop"]

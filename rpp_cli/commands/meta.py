@@ -18,13 +18,16 @@ from ..report import write as write_report
 from ..settings import Options
 from ..stats import MAX_DRAWS
 from ..tasks import meta as meta_task
-from ..tasks.meta import ANALYSES, JUDGED_POLICIES, MetaOptions, MetaRequest, require_analyses
+from ..tasks.meta import (DEFAULT_ANALYSES, JUDGED_POLICIES, MetaOptions, MetaRequest,
+                          require_analyses)
 
 
 @click.command("meta")
 @collection_arguments("Measure to study; repeatable (default: as rpp eval).")
-@click.option("--analysis", "analyses", default=",".join(ANALYSES), show_default=True,
-              help="Comma-separated analyses to run.")
+@click.option("--analysis", "analyses", default=",".join(DEFAULT_ANALYSES), show_default=True,
+              help="Comma-separated analyses to run; also widths: the mean t-interval "
+                   "width of a pair's mean difference on the robustness grid's query "
+                   "counts.")
 @click.option("--alpha", type=Decimal(), default=0.05, show_default=True,
               help="Significance level of discriminative power.")
 @click.option("--permutations", type=Digits(1, MAX_DRAWS), default=10_000,

@@ -9,7 +9,7 @@
  *   interleave   offline interleaving of pairs of rankings: per query, the click-weighted
  *                preference of each balanced or team-draft interleaving
  *                (measures/interleaving.py)
- *   permuted_sums the per-trial sums of a randomized Tukey HSD (stats.py)
+ *   permuted_sums the per-trial sums of a randomized Tukey HSD (stats/paired.py)
  *   format_rows  the report's lines: names and values printed with fixed decimals
  *
  * Every function takes and fills flat buffers (numpy arrays, bytes) and knows nothing of
@@ -840,7 +840,7 @@ done:
 
 /* permuted_sums(values, perm, n_runs, n_trials, pairs, sums_out) -> None
  *
- * The per-trial sums of a randomized Tukey HSD (stats.py): values is float64, Q blocks of
+ * The per-trial sums of a randomized Tukey HSD (stats/paired.py): values is float64, Q blocks of
  * R*R (a preference measure's (run, run) matrix per query) or of R (a metric's value per
  * run); perm is int64 (Q, B, R), B = n_trials: perm[q, t] relabels the runs of query q in
  * trial t.

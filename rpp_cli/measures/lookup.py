@@ -59,11 +59,15 @@ def resolve(names: list[str] | None) -> list[Measure]:
                           trec_measure(r, r.base if r.params is None else r.spec,
                                        r.record.description)))
     flat: list[Measure] = []
-    seen: set[str] = set()
+    seen: dict[str, Measure] = {}
     for _, m in sorted(slots, key=lambda slot: slot[0]):  # stable: trec_eval order within
         if m.name not in seen:
-            seen.add(m.name)
+            seen[m.name] = m
             flat.append(m)
+        elif seen[m.name].family != m.family:  # rbp: rpp's, and trec_eval 10.0's in all_trec
+            raise InputError(f"measure '{m.name}' is asked for twice: rpp's own and trec_eval's "
+                             f"(in a set such as all_trec), which print under one name; ask for "
+                             f"rpp's with its parameter ({m.name}.0.8) to have both")
     return flat
 
 

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..core import nested_dicts
 from ..errors import InputError
+from ..settings import TREC_EVAL_RELEASES
 from .trec_names import TrecRequest, c_atof, c_atol
-from .trec_table import Parameters
+from .trec_table import OLDEST, Parameters
 
 
 # trec_eval sizes a table per query by its largest grade, and ndcg's gain set-up is quadratic
@@ -96,6 +98,11 @@ class Evaluator:
     made levels (:class:`Compaction`). Not to be shared between threads: it replaces a
     single-use pytrec_eval evaluator after each run (below); each shard builds its own.
 
+    Only the measures pytrec_eval computes as trec_eval ``release`` does are asked of it
+    (:meth:`TrecMeasure.by_rpp` says which are not); under 10.0, a level=gain pair whose level
+    is not an integer (``ndcg.p=2``) is dropped, as 10.0's setup_gains drops it (9.0.8 read it
+    with atol: level 0).
+
     Level=gain pairs (ndcg.1=3,2=9) are usable once per pytrec_eval evaluator: trec_eval's
     get_param_pairs overwrites each '=' and ',' of the parameter text with NUL, and pytrec_eval
     restores only the commas, so a second evaluation reads malformed pairs, trec_eval fails and
@@ -105,9 +112,11 @@ class Evaluator:
 
     def __init__(self, qrels: dict[str, dict[str, int]], requests: list[TrecRequest],
                  level: int = 1, judged_only: bool = False, num_docs_in_coll: int = 0,
-                 compaction: Compaction = NO_COMPACTION) -> None:
-        self.numeric = [r for r in requests if not r.record.text]
-        asked = [compaction.request(r) for r in self.numeric]
+                 compaction: Compaction = NO_COMPACTION,
+                 release: str = TREC_EVAL_RELEASES[0]) -> None:
+        self.numeric = [r for r in requests if not r.record.text
+                        and not r.record.by_rpp(release)]
+        asked = [compaction.request(integer_levels(r, release)) for r in self.numeric]
         specs = {r.spec for r in asked}
         self.utility = next((r for r in self.numeric if r.base == "utility"), None)
         self.num_docs_in_coll = num_docs_in_coll
@@ -151,11 +160,24 @@ class Evaluator:
 
 def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
              requests: list[TrecRequest], level: int = 1, judged_only: bool = False,
-             num_docs_in_coll: int = 0, compaction: Compaction = NO_COMPACTION
-             ) -> dict[str, dict[str, float]]:
+             num_docs_in_coll: int = 0, compaction: Compaction = NO_COMPACTION,
+             release: str = TREC_EVAL_RELEASES[0]) -> dict[str, dict[str, float]]:
     """Per-query values of one run (see :class:`Evaluator`)."""
     return Evaluator(qrels, requests, level, judged_only, num_docs_in_coll,
-                     compaction).evaluate(run)
+                     compaction, release).evaluate(run)
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")  # 10.0's valid_int: a sign, then digits only
+
+
+def integer_levels(req: TrecRequest, release: str) -> TrecRequest:
+    """``req`` with the level=gain pairs trec_eval ``release`` reads: under 10.0 only those
+    whose level is an integer (``ndcg.p=2,1=3`` is ``ndcg.1=3``; none left: the defaults)."""
+    if release == OLDEST or req.record.parameters is not Parameters.GAIN_PAIRS \
+            or req.params is None:
+        return req
+    kept = [p for p in req.params.split(",") if _INTEGER.fullmatch(p.split("=")[0])]
+    return TrecRequest(req.base, ",".join(kept) if kept else None)
 
 
 # trec_eval's buffers grow on demand (te_chk_and_malloc) and a first request of size 0 fails:

@@ -8,7 +8,12 @@ A user reads rank 1 and goes on from rank i to i + 1 with persistence p:
 over the run's ranking of depth d (contract §2 order), rel_i = 1 when the item is relevant
 (grade > 0, or >= ``-l L``). The residual is how much rbp could still grow if every unjudged
 item in the ranking and every item below it were relevant: the true value lies in
-[rbp, rbp + rbp_res]. trec_eval has no RBP, so rpp computes it.
+[rbp, rbp + rbp_res].
+
+trec_eval 10.0's ``rbp`` (in its all_trec) is another measure: persistence 0.9, gains the
+grades scaled into [0, 1], and a residual ``rbp_resid`` that is 0 when no retrieved document is
+unjudged. rpp gives it under trec_eval's syntax, ``rbp.p=P[,grade=gain...]`` (and through
+``all_trec``); plain ``rbp`` and ``rbp.P`` are rpp's.
 """
 from __future__ import annotations
 
@@ -17,12 +22,17 @@ import numpy as np
 from ..errors import InputError
 from ..io.qrels import relevant
 from .registry import METRIC, PARAMETRIC, Measure, family, register
+from .trec_names import parse, trec_measure
 
 DEFAULT_PERSISTENCE = 0.8
 
 
 def rbp_measure(name: str, param: str) -> Measure:
-    """The measure for ``rbp`` (p = 0.8) or ``rbp.P``; outputs named as typed."""
+    """The measure for ``rbp`` (p = 0.8) or ``rbp.P``, outputs named as typed; or, given
+    trec_eval's ``name=value`` pairs (``rbp.p=0.95``), trec_eval 10.0's rbp."""
+    if "=" in param:
+        req, = parse([name])
+        return trec_measure(req, name, "trec_eval 10.0's rank-biased precision")
     p = DEFAULT_PERSISTENCE
     if name != "rbp":  # rbp.P (``rbp.`` alone is no persistence)
         try:
@@ -38,7 +48,8 @@ def rbp_measure(name: str, param: str) -> Measure:
                    options={"persistence": p}, shown_as=(name, residual),
                    informative=(residual,),
                    parameters=f"rbp.P: persistence P in (0, 1), default {DEFAULT_PERSISTENCE:g}; "
-                              "-l L; prints rbp[.P] and its residual rbp_res[.P]")
+                              "-l L; prints rbp[.P] and its residual rbp_res[.P]. trec_eval 10.0's "
+                              "rbp (graded, p 0.9; in all_trec): rbp.p=P[,grade=gain,...]")
 
 
 PARAMETRIC["rbp"] = rbp_measure

@@ -1,8 +1,10 @@
-"""The trec family: trec_eval's measures through pytrec_eval, planned in passes over shards
-of queries and aggregated as trec_eval aggregates them.
+"""The trec family: trec_eval's measures, planned in passes over shards of queries and
+aggregated as trec_eval aggregates them, as the collection's trec_eval release computes them.
 
-Numbers always come from pytrec_eval (trec_eval's own C code, :mod:`.pytrec_adapter`); ``-m``
-is read by :mod:`.trec_names`, and what each measure is by :mod:`.trec_table`.
+Numbers come from pytrec_eval (trec_eval 9.0.8's own C code, :mod:`.pytrec_adapter`), except
+those of the measures 10.0 added or changed, which rpp computes from the same rankings
+(:mod:`.trec_computed`); ``-m`` is read by :mod:`.trec_names`, and what each measure is by
+:mod:`.trec_table`.
 """
 from __future__ import annotations
 
@@ -16,10 +18,11 @@ import numpy as np
 
 from ..aggregate import add_metric
 from ..engine import Lazy, current, query_shards
+from . import trec_computed
 from .pytrec_adapter import Bridge, Compaction, Evaluator, negative_only, pytrec_level
-from .registry import SET, Measure, family, register
+from .registry import REGISTRY, SET, Measure, family, register
 from .trec_names import TrecRequest, cutoffs, trec_measure
-from .trec_table import NICKNAMES, TABLE, Aggregation
+from .trec_table import LATEST, NICKNAMES, OLDEST, TABLE, Aggregation, nickname_members
 
 
 @dataclass
@@ -86,9 +89,11 @@ class TrecShard:
     runs: list[tuple[np.ndarray, np.ndarray]]
 
 
-def trec_shards(judged, runs: list) -> tuple[np.ndarray, Lazy]:
+def trec_shards(judged, runs: list, release: str = LATEST) -> tuple[np.ndarray, Lazy]:
     """Query bounds of the shards and the shards themselves (built on demand): each query's
-    judged codes, and each run's rows of those queries in trec_eval's order."""
+    judged codes, and each run's rows of those queries in trec_eval ``release``'s order
+    (9.0.8 ranks by scores cast to C float: the runs' ``trec_doc``; 10.0 by the doubles, as
+    rpp does)."""
     by_query = np.argsort(judged.query, kind="stable")
     judged_bounds = np.searchsorted(judged.query[by_query], np.arange(len(judged.qids) + 1))
     slot = np.empty(len(by_query), dtype=np.int64)  # code -> its place in by_query
@@ -105,7 +110,8 @@ def trec_shards(judged, runs: list) -> tuple[np.ndarray, Lazy]:
         parts = []
         for r, at in zip(runs, run_bounds):
             lo, hi = int(at[q0]), int(at[q1])
-            doc = (r.doc if r.trec_doc is None else r.trec_doc)[lo:hi]
+            doc = (r.trec_doc if release == OLDEST and r.trec_doc is not None
+                   else r.doc)[lo:hi]
             judged_row = doc < len(slot)
             local = np.where(judged_row, slot[np.where(judged_row, doc, 0)] - first,
                              len(codes))  # unjudged: any code >= len(codes)
@@ -120,29 +126,64 @@ def code_type(n_codes: int) -> np.dtype:
     return np.min_scalar_type(-1 - n_codes)
 
 
-def evaluate_shard(shard: TrecShard, passes: list[Pass]) -> list[np.ndarray]:
+def evaluate_shard(shard: TrecShard, passes: list[Pass], release: str = LATEST
+                   ) -> list[np.ndarray]:
     """For each pass, the (R, Q of the shard, names) values of every run on one shard of
-    queries: the shard's judgments given to one pytrec_eval evaluator per pass, each run
-    converted once and given to every pass."""
+    queries, as trec_eval ``release`` gives them: the shard's judgments given to one
+    pytrec_eval evaluator per pass, each run converted once and given to every pass, and the
+    measures rpp computes (:mod:`.trec_computed`) from the same rankings. Under 10.0 a query
+    a run lacks is evaluated as trec_eval 10.0 -c does, on its stand-in ranking."""
     bridge = Bridge(shard.query, shard.grade, shard.n_queries)
-    evaluators = [Evaluator(bridge.qrels, p.requests, p.level, compaction=bridge.compaction)
-                  for p in passes]
+    evaluators = [Evaluator(bridge.qrels, p.requests, p.level, compaction=bridge.compaction,
+                            release=release) for p in passes]
+    own = [[r for r in p.requests if not r.record.text and r.record.by_rpp(release)]
+           for p in passes]
     names = [p.names for p in passes]
+    known = ~np.isnan(shard.grade)
+    grade = np.trunc(np.where(known, shard.grade, -1.0)).astype(np.int64)
+    code_rel = np.append(np.where(~known, trec_computed.NONPOOL,
+                                  np.where(grade < 0, trec_computed.UNJUDGED, grade)),
+                         trec_computed.NONPOOL)  # the last: every code of an unjudged row
     per_pass: list[list[np.ndarray]] = [[] for _ in passes]
     for bounds, doc in shard.runs:
+        lacking = np.zeros(shard.n_queries, dtype=bool)
+        if release != OLDEST:
+            bounds, doc, lacking = stand_ins(bounds, doc, len(shard.grade))
         run = bridge.run(bounds, doc)
-        for evaluator, wanted, out in zip(evaluators, names, per_pass):
-            out.append(_values(evaluator.evaluate(run), bridge.qids, wanted))
+        rel = code_rel[np.minimum(doc, len(shard.grade))]
+        for evaluator, extra, p, wanted, out in zip(evaluators, own, passes, names, per_pass):
+            values = _values(evaluator.evaluate(run), bridge.qids, wanted)
+            if extra:
+                rankings = trec_computed.Rankings.of(bounds, rel, shard.query[known],
+                                                     grade[known], p.level)
+                for n, v in trec_computed.evaluate(rankings, extra, release).items():
+                    values[:, wanted.index(n)] = np.nan_to_num(v, nan=0.0)
+            for k, n in enumerate(wanted):
+                if trec_computed.zeroed_for_stand_in(n):
+                    values[lacking, k] = 0.0
+            out.append(values)
     return [np.stack(out) if out else np.zeros((0, shard.n_queries, len(wanted)))
             for wanted, out in zip(names, per_pass)]
 
 
-def evaluate_passes(judged, runs: list, passes: list[Pass]) -> list[dict[str, np.ndarray]]:
+def stand_ins(bounds: np.ndarray, doc: np.ndarray, unjudged: int
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A run's rows with trec_eval 10.0 -c's stand-in ranking for each query it lacks: one
+    document the qrels do not judge (code ``unjudged``); and which queries got one."""
+    lacking = np.diff(bounds) == 0
+    doc = np.insert(doc, bounds[:-1][lacking], unjudged)
+    counts = np.where(lacking, 1, np.diff(bounds))
+    return np.concatenate(([0], np.cumsum(counts))), doc, lacking
+
+
+def evaluate_passes(judged, runs: list, passes: list[Pass], release: str = LATEST
+                    ) -> list[dict[str, np.ndarray]]:
     """For each pass, its printed measure names -> (Q, R) values: the passes run on each shard
     of queries, shards run by the command's engine (pytrec_eval holds the GIL: worker
     processes, not threads)."""
-    _, shards = trec_shards(judged, runs)
-    parts = list(current().imap(functools.partial(evaluate_shard, passes=passes), shards,
+    _, shards = trec_shards(judged, runs, release)
+    parts = list(current().imap(functools.partial(evaluate_shard, passes=passes,
+                                                  release=release), shards,
                                 "trec_eval measures"))
     out = []
     for i, p in enumerate(passes):
@@ -173,8 +214,9 @@ def compute(ctx, measures) -> None:
     whole = Compaction.of(np.maximum(np.trunc(known), -1).astype(np.int64))
     for p in passes:
         for req in p.requests:
-            whole.request(req)
-    computed = evaluate_passes(coll.judged, coll.runs, passes)
+            if not req.record.by_rpp(coll.trec_eval):
+                whole.request(req)
+    computed = evaluate_passes(coll.judged, coll.runs, passes, coll.trec_eval)
     for m, p in zip(measures, where):
         record = m.trec.record
         for n, shown in zip(m.trec.output_names(), m.outputs):
@@ -240,10 +282,14 @@ def aggregate(name: str, values: np.ndarray, n_queries: int | None = None) -> fl
 
 
 for _record in TABLE.values():
-    if not _record.text:  # runid, relstring: text, not numbers
+    # not text (runid, relstring); nor a name rpp's own measure has (rbp: rank_biased's)
+    if not _record.text and _record.name not in REGISTRY:
         _what = re.sub(r" \(\.[^)]*\)$", "", _record.description)  # syntax: parameters
-        register(trec_measure(TrecRequest(_record.name), _record.name, f"trec_eval: {_what}",
-                              parameters=_record.usage))
+        _since = "" if _record.since == OLDEST else f" {_record.since}"
+        register(trec_measure(TrecRequest(_record.name), _record.name,
+                              f"trec_eval{_since}: {_what}", parameters=_record.usage))
 for _nick, _members in NICKNAMES.items():
-    register(Measure(_nick, SET, "trec", f"trec_eval's set: {' '.join(_members)}",
+    _older = [m for m in _members if m not in nickname_members(_nick, OLDEST)]
+    register(Measure(_nick, SET, "trec", f"trec_eval's set: {' '.join(_members)}" + (
+        f" (trec_eval {OLDEST}: without {' '.join(_older)})" if _older else ""),
                      trec=TrecRequest(_nick)))

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..io.qrels import GRADE_MAX, GRADE_MIN
+from ..settings import trec_eval_release
 from .registry import METRIC, Measure
-from .trec_table import NICKNAMES, TABLE, Parameters, TrecMeasure
+from .trec_table import NICKNAMES, TABLE, Parameters, TrecMeasure, nickname_members
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ def trec_measure(req: TrecRequest, name: str, description: str, *, level: int | 
     """The measure that computes ``req``, named ``name``, with the facts of its record."""
     record = req.record
     return Measure(name, METRIC, "trec", description, trec=req, parameters=parameters,
+                   higher_is_better=not record.lower_is_better,
                    level=level, shown_as=shown_as, per_query_values=record.per_query_values,
                    run_independent=record.run_independent,
                    counts_retrieved=record.counts_retrieved, gain_weighted=record.gain_weighted,
@@ -70,8 +72,9 @@ def is_trec_name(name: str) -> bool:
 
 
 def parse(names: list[str], *, allow_underscore: bool = True, check: bool = True,
-          first_wins: bool = True) -> list[TrecRequest]:
-    """trec_eval's ``-m`` semantics: nicknames expand, repeats merge, first params win.
+          first_wins: bool = True, release: str | None = None) -> list[TrecRequest]:
+    """trec_eval's ``-m`` semantics: nicknames expand (to their measures in trec_eval
+    ``release``, default: the one in force), repeats merge, first params win.
 
     With ``allow_underscore``, the printed form ``P_10`` is accepted for ``P.10`` (rpp eval).
     Unknown names raise InputError; so do invalid parameters (with ``check``; trec_eval itself
@@ -91,7 +94,7 @@ def parse(names: list[str], *, allow_underscore: bool = True, check: bool = True
         if dot and params == "":
             raise InputError(f"improper measure parameters in '{raw}'")
         if base in NICKNAMES:
-            members = NICKNAMES[base]
+            members = nickname_members(base, trec_eval_release(release))
         elif base in TABLE:
             members = [base]
         else:
@@ -157,7 +160,8 @@ def _underscore_form(name: str) -> str | None:
     are numbers or grade=gain pairs, so ``ndcg_cut10`` is no ``ndcg`` with parameters."""
     for base in _PARAMETERISED:
         rest = name[len(base) + 1:]
-        if name.startswith(base + "_") and rest[:1] in _PARAMETER_STARTS:
+        if name.startswith(base + "_") and (rest[:1] in _PARAMETER_STARTS or (
+                TABLE[base].parameters is Parameters.PERSISTENCE and rest.startswith("p="))):
             return f"{base}.{rest}"
     return None
 
@@ -256,6 +260,8 @@ def validate(req: TrecRequest) -> None:
             raise InputError(f"measure '{req.spec}': levels must be grades, integers from "
                              f"{GRADE_MIN} to {GRADE_MAX}")
         _finite(req, [c_atof(gain) for _, gain in pairs])
+    elif kind is Parameters.PERSISTENCE:
+        _persistence_pairs(req)
     elif req.base == "utility" and len(req.params.split(",")) != 4:
         # trec_eval fails at calc time; pytrec_eval would print 0.0
         raise InputError(f"measure '{req.spec}': needs exactly 4 coefficients")
@@ -267,3 +273,35 @@ def validate(req: TrecRequest) -> None:
 
 # trec_eval's get_param_pairs: ``name=value`` items, no empty item, no second '=' in one.
 _PAIRS = re.compile(r"[^,=]*=[^,=]*(,[^,=]*=[^,=]*)*")
+# a grade as trec_eval 10.0's setup_gains takes it (valid_int): a sign, then digits only
+_GRADE_NAME = re.compile(r"[+-]?[0-9]+")
+
+
+def persistence_pairs(req: TrecRequest) -> tuple[float, dict[int, float]]:
+    """rbp's and rbp_resid's ``p=P`` (the last one given; default 0.9) and rbp's
+    ``grade=gain`` pairs (grade -> gain), as trec_eval 10.0 reads them."""
+    p, gains = req.record.defaults[0], {}
+    for name, value in (item.split("=") for item in (req.params or "").split(",") if item):
+        if name == "p":
+            p = c_atof(value)
+        else:
+            gains[c_atol(name)] = c_atof(value)
+    return p, gains
+
+
+def _persistence_pairs(req: TrecRequest) -> None:
+    """``p=P`` pairs (rbp: and ``grade=gain`` pairs) with finite values, each grade once.
+    trec_eval ignores any other name (``P=0.5``, ``1.5=2``); rpp refuses it, a likely typo."""
+    if not _PAIRS.fullmatch(req.params):
+        raise InputError(f"measure '{req.spec}': parameters must be name=value pairs")
+    pairs = [p.split("=") for p in req.params.split(",")]
+    grades = [name for name, _ in pairs if name != "p"]
+    takes = "p=P and grade=gain pairs" if req.base == "rbp" else "only p=P"
+    if (req.base != "rbp" and grades) or not all(_GRADE_NAME.fullmatch(g) for g in grades):
+        raise InputError(f"measure '{req.spec}': takes {takes}")
+    if not all(GRADE_MIN <= c_atol(g) <= GRADE_MAX for g in grades):
+        raise InputError(f"measure '{req.spec}': grades must be integers from {GRADE_MIN} to "
+                         f"{GRADE_MAX}")
+    if len({c_atol(g) for g in grades}) != len(grades):
+        raise InputError(f"measure '{req.spec}': give each grade once")
+    _finite(req, [c_atof(value) for _, value in pairs])

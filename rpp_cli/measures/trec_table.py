@@ -1,13 +1,15 @@
-"""trec_eval 9.0.8's measures, one record each, in its own table's order (te_trec_measures):
-what parameters each takes and their defaults, how its per-query values add up to ``all``,
-how it prints, and the facts ``rpp check`` asks of it. Every other list of trec_eval's
-measures is read from here.
+"""trec_eval's measures (10.0's, each with the release that brought it), one record each, in
+its own table's order (te_trec_measures): what parameters each takes and their defaults, how
+its per-query values add up to ``all``, how it prints, and the facts ``rpp check`` asks of
+it. Every other list of trec_eval's measures is read from here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
+
+from ..settings import TREC_EVAL_RELEASES
 
 
 class Parameters(Enum):
@@ -18,6 +20,7 @@ class Parameters(Enum):
     FLOAT_CUTOFFS = "float cutoffs"  # read with atof, printed %3.2f: iprec_at_recall_0.10
     FLOATS = "floats"  # numbers read with atof, the raw text printed: utility_1,-1,0,0
     GAIN_PAIRS = "gain pairs"  # grade=gain items: ndcg_1=3,2=9
+    PERSISTENCE = "persistence pairs"  # p=persistence (rbp: and grade=gain): rbp_p=0.95
 
 
 class Aggregation(Enum):
@@ -48,11 +51,23 @@ class TrecMeasure:
     # which a query with no relevant item still moves
     gain_weighted: bool = False  # weighs every positive grade as its gain whatever -l says
     # (not Rndcg: its R counts the relevant items at the level, and with none there it is 0)
+    lower_is_better: bool = False  # a warning sign, not effectiveness (unjudged documents)
+    since: str = TREC_EVAL_RELEASES[-1]  # the first release rpp follows that has it
+    rounded: bool = False  # turns recall shares into ranks, rounded as each release rounds
 
     @property
     def cutoffs(self) -> bool:
         """Whether its parameters are cutoffs (one printed name each)."""
         return self.parameters in (Parameters.LONG_CUTOFFS, Parameters.FLOAT_CUTOFFS)
+
+    def in_release(self, release: str) -> bool:
+        """Whether trec_eval ``release`` has this measure."""
+        return _AGE[self.since] <= _AGE[release]
+
+    def by_rpp(self, release: str) -> bool:
+        """Whether rpp computes it itself under ``release`` rather than through pytrec_eval
+        (which has 9.0.8's measures only): the measures 10.0 added or changed."""
+        return self.since != OLDEST or (self.rounded and release != OLDEST)
 
     @property
     def text(self) -> bool:
@@ -77,6 +92,8 @@ class TrecMeasure:
         return f"{self.name}.{self.syntax}" if self.syntax else ""
 
 
+_AGE = {release: age for age, release in enumerate(reversed(TREC_EVAL_RELEASES))}
+LATEST, OLDEST = TREC_EVAL_RELEASES[0], TREC_EVAL_RELEASES[-1]
 _LONG = {"parameters": Parameters.LONG_CUTOFFS,
          "defaults": (5, 10, 15, 20, 30, 100, 200, 500, 1000)}
 _PAIRS = {"parameters": Parameters.GAIN_PAIRS, "gain_weighted": True}
@@ -97,7 +114,7 @@ TABLE: dict[str, TrecMeasure] = {r.name: r for r in (
     TrecMeasure("bpref", "binary preference"),
     TrecMeasure("recip_rank", "reciprocal rank of the first relevant"),
     TrecMeasure("iprec_at_recall", "interpolated precision at recall levels (.p1,p2 in [0,1])",
-                Parameters.FLOAT_CUTOFFS, RECALL_POINTS),
+                Parameters.FLOAT_CUTOFFS, RECALL_POINTS, rounded=True),
     TrecMeasure("P", "precision at cutoffs (.k1,k2)", **_LONG),
     TrecMeasure("relstring", "relevance string of the top docs (text)", Parameters.FLOATS,
                 (10,), aggregation=Aggregation.TEXT),
@@ -109,7 +126,7 @@ TABLE: dict[str, TrecMeasure] = {r.name: r for r in (
     TrecMeasure("utility", "linear utility (.a,b,c,d)", Parameters.FLOATS,
                 (1.0, -1.0, 0.0, 0.0), "a,b,c,d (default 1,-1,0,0)", counts_retrieved=True),
     TrecMeasure("11pt_avg", "11-point interpolated average precision", Parameters.FLOATS,
-                RECALL_POINTS, "r1,r2,... (default 0.0,0.1,...,1.0)"),
+                RECALL_POINTS, "r1,r2,... (default 0.0,0.1,...,1.0)", rounded=True),
     TrecMeasure("binG", "binary G"),
     TrecMeasure("G", "G with gains (.lvl=gain,...)", **_PAIRS),
     TrecMeasure("ndcg", "nDCG over the whole ranking (.lvl=gain,...)", **_PAIRS),
@@ -129,11 +146,21 @@ TABLE: dict[str, TrecMeasure] = {r.name: r for r in (
                 "beta (default 1)"),
     TrecMeasure("num_nonrel_judged_ret", "judged non-relevant documents retrieved",
                 counts_retrieved=True, **_COUNT),
+    TrecMeasure("rbp", "rank-biased precision, each grade's gain scaled into [0, 1]",
+                Parameters.PERSISTENCE, (0.9,), "p=P,grade=gain,... (default p=0.9, gain = "
+                "grade)", gain_weighted=True, since=LATEST),
+    TrecMeasure("rbp_resid", "rbp's residual: what unjudged documents could add (0 without "
+                "any)", Parameters.PERSISTENCE, (0.9,), "p=P (default p=0.9)",
+                counts_retrieved=True, lower_is_better=True, since=LATEST),
+    TrecMeasure("unj", "share of unjudged documents in the top k (.k1,k2)",
+                Parameters.LONG_CUTOFFS, (5, 10, 20), counts_retrieved=True,
+                lower_is_better=True, since=LATEST),
 )}
 
 # trec_eval's measure order, which is also its output order.
 ORDER = list(TABLE)
 
+# 10.0's sets; nickname_members gives a release's
 NICKNAMES = {
     "official": ("runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank "
                  "iprec_at_recall P").split(),
@@ -141,6 +168,11 @@ NICKNAMES = {
     "set": ("runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P "
             "set_map set_F").split(),
 }
+
+
+def nickname_members(nickname: str, release: str) -> list[str]:
+    """The measures a nickname stands for in trec_eval ``release``."""
+    return [m for m in NICKNAMES[nickname] if TABLE[m].in_release(release)]
 
 
 def _named(test: Callable[[TrecMeasure], bool]) -> frozenset[str]:

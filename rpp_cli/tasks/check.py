@@ -1,5 +1,7 @@
 """``rpp check``: a regression gate for CI. A candidate fails when it is significantly worse
-than the baseline on a chosen measure, or when a metric drops by more than its allowed delta.
+than the baseline on a chosen measure, or when a metric drops by more than its allowed delta;
+with a confidence level, unless the one-sided upper bound of the drop is below the delta (a
+non-inferiority test).
 """
 from __future__ import annotations
 
@@ -15,11 +17,11 @@ from ..errors import ASCII_DECIMAL, InputError
 from ..measures import Measure, resolve
 from ..measures.pytrec_adapter import pytrec_level
 from ..pipeline import Context, evaluate_runs, unreached_levels
-from ..report.common import Verdicts
+from ..report.common import Verdicts, is_count
 from ..report.escape import markdown
 from ..results import ALL, Results
 from ..settings import Options
-from ..stats import DEFAULT_SEED, of_runs, pair_values, significance, smallest_p
+from ..stats import DEFAULT_SEED, of_runs, pair_values, significance, smallest_p, upper_bound
 from ..pipeline import query_counts, testable
 from . import Outcome
 
@@ -57,12 +59,26 @@ def machine_verdicts(verdicts: list[Verdict], baseline: int = 0) -> Verdicts:
 
 def markdown_summary(verdicts: list[Verdict], baseline: str) -> str:
     """The verdicts as a short Markdown report, fit for a pull-request comment or a CI job
-    summary: the overall result, then one table row per candidate and gate. Names and
-    evidence are escaped (no code spans: escapes do not work in them), so that no name can
-    add a cell or a row (a forged PASS) or markup."""
+    summary: the overall result, then one table row per candidate and gate, and the trec_eval
+    release in force when a gate is on a trec_eval measure. Names and evidence are escaped (no
+    code spans: escapes do not work in them), so that no name can add a cell or a row (a forged
+    PASS) or markup."""
+    from ..settings import trec_eval_release
+
+    def trec(name: str) -> bool:
+        """Whether the gate's measure is trec_eval's (its numbers depend on the release)."""
+        try:
+            return any(m.family == "trec" for m in resolve([name]))
+        except InputError:
+            return False
+
     passed = all(v.passed for v in verdicts)
+    # under the heading, a line naming the release when a gate is on a trec_eval measure (the
+    # table then follows it directly, as GitHub's Markdown allows), else a blank line
+    release = f"trec_eval's measures as trec_eval {trec_eval_release()} computes them."
     lines = [f"### rpp check: {'PASS' if passed else 'FAIL'} (baseline {markdown(baseline)})",
-             "", "| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
+             release if any(trec(v.measure) for v in verdicts) else "",
+             "| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
     for v in verdicts:
         lines.append(f"| {markdown(v.candidate)} | {markdown(v.measure)} | "
                      f"{'PASS' if v.passed else '**FAIL**'} | {markdown(v.text)} |")
@@ -87,8 +103,9 @@ def parse_max_drops(specs: tuple[str, ...]) -> list[tuple[str, float]]:
 @dataclass(frozen=True)
 class CheckRequest:
     """``rpp check``'s own settings: the baseline run, ``-m`` (empty: rpp), the test and its
-    alpha, the ``--max-drop`` specs (``MEASURE=DELTA``), the random draws and their seed, and
-    the decimals of the verdicts' numbers (``--precision``, as every format)."""
+    alpha, the ``--max-drop`` specs (``MEASURE=DELTA``), the random draws and their seed, the
+    decimals of the verdicts' numbers (``--precision``, as every format), and the confidence
+    level of the --max-drop gates' non-inferiority bound (None: the drop itself decides)."""
 
     baseline: str
     measures: tuple[str, ...] = ()
@@ -98,6 +115,7 @@ class CheckRequest:
     permutations: int = 10000
     seed: int = DEFAULT_SEED
     precision: int = 4
+    confidence: float | None = None
 
 
 def run(qrels: str, runs: list[str], request: CheckRequest, options: Options) -> Outcome:
@@ -106,11 +124,19 @@ def run(qrels: str, runs: list[str], request: CheckRequest, options: Options) ->
 
     Rows (qid ``all``, run = candidate, other = baseline): ``M`` (mean RPP(candidate,
     baseline)) or ``M_diff`` (mean metric difference) and ``M_p`` for each tested measure,
-    and ``M_drop`` (baseline minus candidate, in the worse direction) for each --max-drop.
+    and ``M_drop`` (baseline minus candidate, in the worse direction) for each --max-drop,
+    with ``M_drop_bound`` (its one-sided upper bound) under a confidence level.
     """
     max_drops = parse_max_drops(request.max_drops)
     if not 0 < request.alpha < 1:
         raise InputError(f"--alpha must be in (0, 1) (got {request.alpha:g})")
+    confidence = request.confidence
+    if confidence is not None:
+        if not 0 < confidence < 1:
+            raise InputError(f"--confidence must be in (0, 1) (got {confidence:g})")
+        if not max_drops:
+            raise InputError("--confidence sets the level of the --max-drop gates' bound: "
+                             "give --max-drop MEASURE=DELTA")
     if request.baseline in runs:
         raise InputError("the baseline is also given as a candidate", path=request.baseline)
     tested, dropped = _gates(list(request.measures), max_drops)
@@ -121,12 +147,18 @@ def run(qrels: str, runs: list[str], request: CheckRequest, options: Options) ->
                         need_relevant=True)
     coll = ctx.collection
     _refuse_blind_gates(coll.judged.grade, tested, dropped, [name for name, _ in max_drops])
+    if confidence is not None:
+        _refuse_unpassable(ctx, dropped, confidence)
     names = _significance_gates(ctx, tested, request, bool(max_drops), notes)
     results = Results(coll.qids, coll.run_names)
     verdicts: list[Verdict] = []
     for c in range(1, len(coll.run_names)):
         verdicts += _tested(ctx, results, c, names, wanted, request)
-        verdicts += _dropped(ctx, results, c, max_drops, dropped, request.precision)
+        if confidence is None:
+            verdicts += _dropped(ctx, results, c, max_drops, dropped, request.precision)
+        else:
+            verdicts += _non_inferior(ctx, results, c, max_drops, dropped, request.precision,
+                                      confidence)
     return Outcome(results, notes, {"verdicts": verdicts})
 
 
@@ -221,6 +253,65 @@ def _dropped(ctx: Context, results: Results, c: int, max_drops: list[tuple[str, 
                                 f"drop {drop:+.{precision}f} (allowed {delta:g})",
                                 (f"{out}_drop",)))
     return verdicts
+
+
+def per_query_drops(values: np.ndarray, c: int, higher_is_better: bool) -> np.ndarray:
+    """(Q,) candidate ``c``'s per-query drop from the baseline (run 0) on a metric's (Q, R)
+    values: baseline minus candidate, or candidate minus baseline where lower is better;
+    within the tie tolerance of the values, exactly 0 (as :func:`pair_values`)."""
+    diff = pair_values(_pair(values, c))[:, 0]  # candidate minus baseline
+    return -diff if higher_is_better else diff
+
+
+def non_inferior(drops: np.ndarray, delta: float, confidence: float,
+                 estimate: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(bound, passed), each (T,): the decision of T non-inferiority gates on the columns of
+    per-query drops ``drops`` (Q, T): the one-sided upper t bound of the mean drop at
+    ``confidence`` (centred on ``estimate`` when given), and whether it is below ``delta``,
+    which rejects "the candidate is worse by delta or more" at level 1 - confidence."""
+    bound = upper_bound(drops, confidence, estimate)
+    return bound, bound < delta
+
+
+def _non_inferior(ctx: Context, results: Results, c: int, max_drops: list[tuple[str, float]],
+                  dropped: list[Measure], precision: int, confidence: float) -> list[Verdict]:
+    """Candidate ``c`` against the baseline on every --max-drop as a non-inferiority test:
+    its drop and the drop's one-sided upper t bound at ``confidence`` in ``results``, and a
+    verdict each, PASS only when the bound is below the delta. The bound is the mean
+    per-query drop's (scaled to the sum for trec_eval's counts, as the drop is printed)."""
+    run_names = ctx.collection.run_names
+    verdicts = []
+    for (_, delta), m in zip(max_drops, dropped):
+        out = m.studied[0]
+        base, mine = (ctx.results.value(out, ALL, run) for run in (run_names[0], run_names[c]))
+        drop = base - mine if m.higher_is_better else mine - base
+        per_query = per_query_drops(ctx.metrics[out], c, m.higher_is_better)
+        n = len(per_query)
+        scale = n if is_count(out) else 1  # the drop of a sum over the queries
+        bounds, passes = non_inferior(per_query[:, None] * scale, delta, confidence,
+                                      np.array([drop]))
+        bound, passed = float(bounds[0]), bool(passes[0])
+        results.add(f"{out}_drop", -1, [c], [drop], [0])
+        results.add(f"{out}_drop_bound", -1, [c], [bound], [0])
+        verdicts.append(Verdict(
+            run_names[c], out, passed,
+            f"drop {drop:+.{precision}f}, {100 * confidence:g}% upper bound "
+            f"{bound:+.{precision}f} {'<' if passed else '>='} {delta:g} (one-sided t, "
+            f"{n} queries)" + ("" if passed else ": not shown non-inferior"),
+            (f"{out}_drop", f"{out}_drop_bound")))
+    return verdicts
+
+
+def _refuse_unpassable(ctx: Context, dropped: list[Measure], confidence: float) -> None:
+    """A non-inferiority gate on fewer than 2 queries could not pass: one value has no
+    spread, so the t bound has no degrees of freedom (a gate that cannot pass is refused as
+    one that cannot fail is)."""
+    for m in dropped:
+        n = len(ctx.metrics[m.studied[0]])
+        if n < 2:
+            raise InputError(f"--max-drop '{m.studied[0]}' with --confidence {confidence:g}: "
+                             f"{n} {'query' if n == 1 else 'queries'}, and the one-sided t "
+                             "bound needs 2 or more, so the gate could not pass")
 
 
 def _queries_that_can_differ(coll: Collection, measures: list[Measure], output: str, averaged: int

@@ -1,10 +1,10 @@
 """``rpp meta``: the paper's experiments on the user's own runs.
 
-Five analyses, one module each behind :data:`ANALYSES`, add rows to one Results table whose
+The analyses, one module each behind :data:`ANALYSES`, add rows to one Results table whose
 "runs" are the measures studied (so every line keeps the contract §7 layout, value last):
 ``power`` and ``ties`` (:mod:`.power`), ``agreement`` (:mod:`.agreement`), ``robustness``
-(:mod:`.robustness`) and ``predictive`` (:mod:`.predictive`); what they share is in
-:mod:`.study`.
+(:mod:`.robustness`) and ``predictive`` (:mod:`.predictive`), the default five, and
+``widths`` (:mod:`.widths`) when asked; what they share is in :mod:`.study`.
 
 Orderings matter to the last three: with ``--ordering all`` a preference measure M is
 studied once per ordering, as ``M:win``, ``M:borda`` and ``M:mc4``.
@@ -24,21 +24,23 @@ from ...pipeline import default_measures, evaluate_runs
 from ...settings import Options
 from ...stats import DEFAULT_SEED, checked_count, checked_seed
 from .. import Outcome, noting
-from . import agreement, power, predictive, robustness
+from . import agreement, power, predictive, robustness, widths
 from .robustness import JUDGED_POLICIES
 from .study import Job, Study, run_jobs
 
 # Each analysis' jobs, in output order.
 ANALYSES: dict[str, Callable[[Study], list[Job]]] = {
     "power": power.jobs, "ties": power.ties_jobs, "agreement": agreement.jobs,
-    "robustness": robustness.jobs, "predictive": predictive.jobs}
+    "robustness": robustness.jobs, "predictive": predictive.jobs, "widths": widths.jobs}
+# What runs when no analysis is named: the paper's experiments.
+DEFAULT_ANALYSES = ("power", "ties", "agreement", "robustness", "predictive")
 
 
 @dataclass(frozen=True)
 class MetaOptions:
     """What ``rpp meta`` computes, and with how many random draws."""
 
-    analyses: tuple[str, ...] = tuple(ANALYSES)
+    analyses: tuple[str, ...] = DEFAULT_ANALYSES
     alpha: float = 0.05
     permutations: int = 10_000
     samples: int = 1000
@@ -88,7 +90,7 @@ def plan(qrels: str | None, runs: list[str], request: MetaRequest, options: Opti
             raise InputError("no measure with per-query values to study")
         if study.n_queries < 2 and {"power", "predictive"} & set(settings.analyses):
             raise InputError("discriminative and predictive power need at least 2 queries")
-        if "robustness" in settings.analyses:
+        if {"robustness", "widths"} & set(settings.analyses):
             robustness.query_counts(study)  # bad grid values fail before any work
         return study
 

@@ -37,9 +37,9 @@ class Judgments(Lines):
 
 @dataclass(frozen=True)
 class Retrieved(Lines):
-    """Run lines; scores as trec_eval stores them (C float)."""
+    """Run lines; scores as trec_eval stores them (9.0.8: C float; 10.0: double)."""
 
-    score: np.ndarray  # float32
+    score: np.ndarray  # float32 or float64
     runid: str  # the 6th field of the last line
 
 
@@ -58,10 +58,12 @@ def read_judgments(path: str, notes: list[str] | None = None) -> Judgments:
     return Judgments(table, *_lines(table), table.column(2), grade)
 
 
-def read_retrieved(path: str) -> Retrieved:
-    """A run file (plain, gzip or ``-``); fields after the 6th are ignored, as in trec_eval."""
+def read_retrieved(path: str, as_float: bool = False) -> Retrieved:
+    """A run file (plain, gzip or ``-``); fields after the 6th are ignored, as in trec_eval.
+    ``as_float``: scores cast to C float, as trec_eval 9.0.8 keeps them (10.0: doubles)."""
     table = split(path, (0, 2, 4, 5), (6,), RUN_FORMAT, more_ok=True)
+    score = table.floats(4, "score")
     with np.errstate(over="ignore"):  # beyond float range -> inf, as C's (float) cast
-        score = table.floats(4, "score").astype(np.float32)
+        score = score.astype(np.float32) if as_float else score
     runid = table.column(5).text(len(table) - 1)
     return Retrieved(table, *_lines(table), table.column(2), score, runid)

@@ -1,23 +1,22 @@
 """Is a difference between runs real? Paired tests, Tukey's HSD, corrections, Kendall's tau-b.
 
-The kernels take per-query arrays (a metric's (Q, R) values or a preference measure's
-(Q, R, R) tensor) and return numpy arrays; the tasks of ``rpp compare``, ``check`` and
-``meta`` (:mod:`rpp_cli.tasks`) turn them into rows. Every test is two-sided and treats the
-queries as the sample: for a preference measure the per-query RPP(a, b) is tested against 0,
-for a metric the per-query difference m(a) - m(b). Unordered run pairs are indexed like
-``np.triu_indices(R, 1)``.
+Every test is two-sided and treats the queries as the sample: for a preference measure the
+per-query RPP(a, b) is tested against 0, for a metric the per-query difference m(a) - m(b).
+Unordered run pairs are indexed like ``np.triu_indices(R, 1)``. The rank and sign tests are
+in :mod:`.ranks`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .aggregate import UNIT_ROUNDOFF, mean_preference
-from .orderings import TIE_TOLERANCE, name_order
-from .core import permuted_sums
-from .errors import InputError
+from ..aggregate import UNIT_ROUNDOFF, mean_preference
+from ..orderings import TIE_TOLERANCE, name_order
+from ..core import permuted_sums
+from ..errors import InputError
+from .ranks import sign_test, wilcoxon
 
-TESTS = ("ttest", "randomization", "hsd")
-CORRECTIONS = ("none", "bonferroni", "holm")
+TESTS = ("ttest", "randomization", "hsd", "wilcoxon", "sign")
+CORRECTIONS = ("none", "bonferroni", "holm", "bh", "by")
 DEFAULT_SEED = 2022
 MAX_SEED = (1 << 63) - 1  # numpy's generators take no negative seed
 
@@ -183,19 +182,28 @@ def hsd(values: np.ndarray, permutations: int, rng: np.random.Generator) -> np.n
 
 
 def adjust(p: np.ndarray, correction: str) -> np.ndarray:
-    """p-values adjusted for the ``len(p)`` comparisons: Bonferroni or Holm's step-down."""
+    """p-values adjusted for the ``len(p)`` comparisons: Bonferroni or Holm's step-down (the
+    family-wise error), or Benjamini-Hochberg's or Benjamini-Yekutieli's step-up (the false
+    discovery rate), as ``scipy.stats.false_discovery_control``."""
     m = len(p)
     if correction == "none" or m == 0:
         return p
     if correction == "bonferroni":
         return np.minimum(1.0, p * m)
+    order = np.argsort(p, kind="stable")
+    rank = np.arange(1, m + 1, dtype=np.float64)
     if correction == "holm":
-        order = np.argsort(p, kind="stable")
-        stepped = np.maximum.accumulate((m - np.arange(m)) * p[order])
-        out = np.empty(m)
-        out[order] = np.minimum(1.0, stepped)
-        return out
-    raise ValueError(f"unknown correction {correction!r}")
+        stepped = np.maximum.accumulate((m - rank + 1) * p[order])
+    elif correction in ("bh", "by"):
+        scaled = p[order] * (m / rank)
+        if correction == "by":
+            scaled = scaled * np.sum(1 / rank)  # the sum of 1/i over the m hypotheses
+        stepped = np.minimum.accumulate(scaled[::-1])[::-1]
+    else:
+        raise ValueError(f"unknown correction {correction!r}")
+    out = np.empty(m)
+    out[order] = np.minimum(1.0, stepped)
+    return out
 
 
 def smallest_p(test: str, n_queries: int, permutations: int) -> float:
@@ -210,27 +218,38 @@ def smallest_p(test: str, n_queries: int, permutations: int) -> float:
     raise ValueError(f"unknown test {test!r}")
 
 
+def by_name(names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The runs in name order (``order``), and for each unordered pair a < b of the runs as
+    given (``np.triu_indices`` order): the index of the same two runs among the pairs of the
+    runs in name order (``index``), and whether they come the other way round there
+    (``flipped``: its paired values are the negation of the pair's)."""
+    order = name_order(names)
+    position = np.empty_like(order)
+    position[order] = np.arange(len(order))
+    n = len(names)
+    ia, ib = np.triu_indices(n, 1)
+    lo, hi = np.minimum(position[ia], position[ib]), np.maximum(position[ia], position[ib])
+    return order, lo * n - lo * (lo + 1) // 2 + hi - lo - 1, position[ia] > position[ib]
+
+
 def significance(values: np.ndarray, test: str, permutations: int,
                  rng: np.random.Generator, names: list[str] | None = None) -> np.ndarray:
     """(P,) unadjusted p-values of every unordered pair under ``test``. With the runs'
     ``names``, the random draws are made over the runs sorted by name, so the p-values do not
     depend on the order in which the runs were given."""
     if names is not None:
-        order = name_order(names)
-        position = np.empty_like(order)
-        position[order] = np.arange(len(order))
-        canonical = of_runs(values, order)
-        p = significance(canonical, test, permutations, rng)
-        n = len(names)
-        ia, ib = np.triu_indices(n, 1)
-        lo, hi = np.minimum(position[ia], position[ib]), np.maximum(position[ia], position[ib])
-        return p[lo * n - lo * (lo + 1) // 2 + hi - lo - 1]  # the pair's index in triu order
+        order, index, _ = by_name(names)
+        return significance(of_runs(values, order), test, permutations, rng)[index]
     if test == "ttest":
         return ttest(pair_values(values))
     if test == "randomization":
         return randomization(pair_values(values), permutations, rng)
     if test == "hsd":
         return hsd(values, permutations, rng)
+    if test == "wilcoxon":
+        return wilcoxon(pair_values(values))
+    if test == "sign":
+        return sign_test(pair_values(values))
     raise ValueError(f"unknown test {test!r}")
 
 
@@ -241,7 +260,7 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     and predictive power need tens of thousands of taus. Scores within the ordering tie
     tolerance count as ties.
     """
-    from .orderings import tie_key
+    from ..orderings import tie_key
 
     ia, ib = np.triu_indices(np.shape(x)[-1], 1)
     kx, ky = tie_key(x), tie_key(y)
