@@ -252,8 +252,8 @@ def test_markdown_verdicts_and_the_github_step_summary(tmp_path, monkeypatch):
     lines = res.out.splitlines()
     assert lines[0] == "### rpp check: FAIL (baseline monot5)"
     assert lines[2:4] == ["| candidate | gate | verdict | evidence |", "|---|---|---|---|"]
-    assert lines[4].startswith("| bm25 | rpp | **FAIL** | effect -0\\.")
-    assert lines[5].startswith("| bm25 | map | **FAIL** | drop +0\\.")
+    assert lines[4].startswith("| bm25 | rpp | **FAIL** | effect -0.")
+    assert lines[5].startswith("| bm25 | map | **FAIL** | drop +0.")
     assert summary.read_text() == "earlier step\n" + res.out + "\n"
 
 

@@ -13,12 +13,19 @@ import io
 import json
 import re
 
-# ASCII punctuation with a meaning within a line in CommonMark or GitHub's extensions (tables,
-# strikethrough, autolinks, math); the rest of ASCII punctuation (, ( ) - + ' " / = ? ; %)
-# means nothing there once these are escaped: a ( opens a link target only after a ], a - or +
-# starts a list only at the start of a block.
-MARKDOWN_SPECIAL = "\\`*_{}[]<>#!|~&$:@.^"
+# ASCII punctuation that can start markup wherever it stands in CommonMark or GitHub's
+# extensions (a cell's end, links, images, HTML, entities, code spans, * emphasis,
+# strikethrough, math): always escaped. The rest (, ( ) - + ' " / = ? ; %) means nothing
+# within a line once these are escaped.
+MARKDOWN_SPECIAL = "\\`*{}[]<>#!|~&$^"
 _MARKDOWN = str.maketrans({c: "\\" + c for c in MARKDOWN_SPECIAL})
+# '_' opens emphasis only beside what is not a letter or digit (GFM's flanking rules): escaped
+# there, never inside a word (ndcg_cut, P_10).
+_LONE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+# GitHub's autolinks (www., a scheme's ://, an e-mail address): '.', ':' and '@' are escaped in
+# a text that holds one, and only there, so P@10 and 0.25 read as themselves.
+_AUTOLINK = re.compile(r"www\.|://|@[^@\s]*\.", re.IGNORECASE)
+_LINK_PUNCTUATION = str.maketrans({c: "\\" + c for c in ".:@"})
 
 
 def ident(text: str) -> str:
@@ -32,11 +39,13 @@ def ident(text: str) -> str:
 
 
 def markdown(text: str) -> str:
-    """:data:`MARKDOWN_SPECIAL` backslash-escaped: CommonMark (and GitHub's Markdown) shows an
-    escaped ASCII punctuation character as itself, never as markup, so a name cannot end a
-    table cell (``|``), open a link, an image, HTML, an entity, a code span, emphasis, math
-    (``$``) or an autolink (``:``, ``.``)."""
-    return text.translate(_MARKDOWN)
+    """``text`` as literal Markdown, escaped only where its syntax needs it: CommonMark (and
+    GitHub's Markdown) shows an escaped ASCII punctuation character as itself, so a name
+    cannot end a table cell (``|``), open a link, an image, HTML, an entity, a code span,
+    emphasis, math (``$``) or an autolink; ``.``, ``_`` and ``@`` stay bare where they start
+    nothing (``ndcg_cut.10``, ``P@10``)."""
+    escaped = _LONE_UNDERSCORE.sub(r"\\_", text.translate(_MARKDOWN))
+    return escaped.translate(_LINK_PUNCTUATION) if _AUTOLINK.search(text) else escaped
 
 
 _LATEX = str.maketrans({

@@ -87,9 +87,12 @@ def test_markdown_by_hand():
         "evil\\|rpp\\|PASS\\|looks-fine\\|"
     assert escape.markdown("[x](http://e.vil)") == "\\[x\\](http\\://e\\.vil)"
     assert escape.markdown("effect -0.5, p 0.01 (ttest): worse") == \
-        "effect -0\\.5, p 0\\.01 (ttest)\\: worse"
+        "effect -0.5, p 0.01 (ttest): worse"  # nothing there starts markup
     assert escape.markdown("$\\frac{1}{2}$") == "\\$\\\\frac\\{1\\}\\{2\\}\\$"
     assert escape.markdown("Zürich東京7") == "Zürich東京7"
+    assert escape.markdown("ndcg_cut.10") == "ndcg_cut.10"  # '_' inside a word, no link
+    assert escape.markdown("P@10 _x_ me@host.org") == "P\\@10 \\_x\\_ me\\@host\\.org"
+    assert escape.markdown("see www.x.io") == "see www\\.x\\.io"
 
 
 @pytest.mark.parametrize("name", HOSTILE)
@@ -99,8 +102,13 @@ def test_markdown_cell_is_one_cell_of_literal_text(name):
     row = f"| {escape.markdown(name)} | FAIL |"
     cells = gfm_cells(row)
     assert len(cells) == 2 and cells[1].strip() == "FAIL"
-    bare = re.sub(r"\\[" + re.escape(string.punctuation) + "]", "", cells[0])
+    bare = re.sub(r"\\[" + re.escape(string.punctuation) + "]", "\0", cells[0])
     assert not set(bare) & set(escape.MARKDOWN_SPECIAL), (name, cells[0])
+    for i in [i for i, c in enumerate(bare) if c == "_"]:  # '_' bare only inside a word
+        assert 0 < i < len(bare) - 1 and bare[i - 1].isalnum() and bare[i + 1].isalnum(), \
+            (name, cells[0])
+    if re.search(r"www\.|://|@[^@\s]*\.", name, re.IGNORECASE):  # an autolink's marks
+        assert not set(bare) & set(".:@"), (name, cells[0])
     assert re.sub(r"\\(.)", r"\1", cells[0].strip()) == name
 
 

@@ -198,16 +198,16 @@ def test_matrix_layout_by_hand():
 
 
 def test_markdown_layout_by_hand():
-    """Markdown's specials in a name or title are backslash-escaped (``_`` of ``dense_v2``,
-    the colon of the title); numbers are not."""
+    """Markdown's specials in a name or title are backslash-escaped only where they would
+    start markup (``dense_v2``'s ``_`` and the title's colon start none); numbers are not."""
     text = render(small_results(), "markdown", precision=2, summary=True)
     assert text.split("\n\n")[2:4] == [
-        "**rpp (all)\\: row run vs column run**",
-        "| rpp       |  bm25 | dense\\_v2 |    x |\n"
-        "|:----------|------:|----------:|-----:|\n"
-        "| bm25      |       |     -0.50 | 0.25 |\n"
-        "| dense\\_v2 |  0.50 |           | 1.00 |\n"
-        "| x         | -0.25 |     -1.00 |      |"]
+        "**rpp (all): row run vs column run**",
+        "| rpp      |  bm25 | dense_v2 |    x |\n"
+        "|:---------|------:|---------:|-----:|\n"
+        "| bm25     |       |    -0.50 | 0.25 |\n"
+        "| dense_v2 |  0.50 |          | 1.00 |\n"
+        "| x        | -0.25 |    -1.00 |      |"]
 
 
 def test_latex_layout_by_hand():
