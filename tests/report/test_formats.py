@@ -73,10 +73,17 @@ def _grid(title: str, header: list[str], body: list[list[str]], empty: str) -> d
 
 
 def parse_matrix(text: str) -> dict[Key, str]:
+    """Every cell of the matrix text; a wide table's blocks (``[columns i-j of n]``) and their
+    numbered runs (``i NAME`` rows, ``i`` columns) are read back to names."""
     out = {}
     for block in text.split("\n\n"):
         title, header, *body = block.rstrip("\n").split("\n")
-        out |= _grid(title, header.split(), [line.split() for line in body], "-")
+        title = re.sub(r" \[columns \d+-\d+ of \d+\]$", "", title)
+        head, rows = header.split(), [line.split() for line in body]
+        if all(h.isdigit() for h in head[1:]) and all(r[0].isdigit() for r in rows):
+            names = {r[0]: r[1] for r in rows}
+            head, rows = [head[0], *(names[h] for h in head[1:])], [r[1:] for r in rows]
+        out |= _grid(title, head, rows, "-")
     return out
 
 
@@ -458,3 +465,32 @@ def test_every_format_the_same_bytes_in_shards_of_a_few_rows(fmt, monkeypatch):
     monkeypatch.setattr(rpp_cli.results, "PART_ROWS", 7)
     sharded = rpp(*args)
     assert whole.code == sharded.code == 0 and whole.out == sharded.out and whole.out
+
+
+def test_a_wide_matrix_is_cut_into_blocks_of_numbered_columns(tmp_path):
+    """14 runs with real-length names (46 characters): no line past 100 columns; a run x run
+    table numbers its runs and shows every cell once across its blocks; a narrow table
+    (the demo) is printed as before, one block."""
+    from rpp_cli.report.matrix import MAX_WIDTH
+
+    runs = []
+    for i in range(14):
+        path = tmp_path / f"dl-hard-passage-run-with-a-long-name-{i:02d}.run"
+        path.write_bytes((DEMO / "runs" / ("bm25" if i % 2 else "dpr")).read_bytes())
+        runs.append(path)
+    res = rpp("eval", "-Q", "-m", "rpp", "-m", "map", "--format", "matrix", DEMO / "qrels",
+              *runs)
+    lines = res.out.splitlines()
+    assert res.code == 0 and max(map(len, lines)) <= MAX_WIDTH
+    titles = [line for line in lines if line.startswith("rpp (all)")]
+    assert len(titles) > 1 and titles[0].endswith("[columns 1-6 of 14]")
+    cells = {}
+    for block in res.out.split("\n\n"):
+        title, header, *body = block.splitlines()
+        if title.startswith("rpp (all)"):
+            for row in body:
+                i, _, *values = row.split()
+                cells.update({(int(i), int(j)): v for j, v in zip(header.split()[1:], values)})
+    assert sorted(cells) == [(i, j) for i in range(1, 15) for j in range(1, 15)]
+    demo = rpp("eval", "-Q", "--format", "matrix", DEMO / "qrels", *sorted((DEMO / "runs").iterdir()))
+    assert "[columns" not in demo.out
