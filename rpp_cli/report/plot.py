@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
 import warnings
 
 from typing import Mapping, Sequence
@@ -309,12 +310,13 @@ def difference_ecdf(path: str, difference: np.ndarray, runs: tuple[str, str],
     _symlog(ax.xaxis, ax.set_xscale, ax.set_xlim, edge)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.set_xlabel(f"f_i({b}) − f_i({a}), worst-case positions at recall level i (symlog)\n"
-                  f"← {b} ahead  |  {a} ahead →")
+    ax.set_xlabel(_wrapped(f"f_i({b}) − f_i({a}), worst-case positions at recall level i "
+                           f"(symlog)\n← {b} ahead  |  {a} ahead →"))
     ax.set_ylabel("share of levels ≤ x")
     queries = f"{n_queries} {'query' if n_queries == 1 else 'queries'}"
-    ax.set_title(f"{a} vs {b}: ECDF of {len(x)} recall levels pooled over {queries}\n"
-                 f"{_shares_text(a, b, shares)} (the paper's Fig. 4b is one query: --query)")
+    ax.set_title(_wrapped(f"{a} vs {b}: ECDF of {len(x)} recall levels pooled over {queries}\n"
+                          f"{_shares_text(a, b, shares)} (the paper's Fig. 4b is one query: "
+                          "--query)"))
     return _save(fig, path)
 
 
@@ -334,11 +336,10 @@ def level_differences(path: str, series: Mapping[str, tuple[np.ndarray, np.ndarr
     _symlog(ax.yaxis, ax.set_yscale, ax.set_ylim, edge)
     ax.grid(alpha=0.3)
     ax.set_xlabel("recall level i")
-    ax.set_ylabel(f"f_i({b}) − f_i({a}) (symlog)\n← {b} ahead  |  {a} ahead →")
+    ax.set_ylabel(_wrapped(f"f_i({b}) − f_i({a}) (symlog)\n← {b} ahead  |  {a} ahead →", 40))
     _legend(ax, handles, fontsize=8, frameon=False)
-    ax.set_title(f"{a} vs {b} on query {plot_label(ident(qid))}: position differences per "
-                 "recall level\n"
-                 f"{_shares_text(a, b, shares)}")
+    ax.set_title(_wrapped(f"{a} vs {b} on query {plot_label(ident(qid))}: position "
+                          f"differences per recall level\n{_shares_text(a, b, shares)}"))
     return _save(fig, path)
 
 
@@ -354,6 +355,14 @@ def _symlog(axis, set_scale, set_limits, edge: float) -> None:
     set_scale("symlog", linthresh=1)
     axis.set_major_formatter(FuncFormatter(lambda v, _: _short_number(v)))
     set_limits(-edge, edge)
+
+
+def _wrapped(text: str, width: int = 72) -> str:
+    """``text`` with each of its lines broken at spaces to ``width`` characters, so that a
+    title or label of long run names stays within a 7.5-inch figure, not clipped at both
+    edges."""
+    return "\n".join(textwrap.fill(line, width, break_long_words=False) or line
+                     for line in text.split("\n"))
 
 
 def _shares_text(a: str, b: str, shares: np.ndarray) -> str:

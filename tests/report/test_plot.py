@@ -279,3 +279,16 @@ def test_plot_with_names_of_any_script_writes_only_notes(tmp_path, quiet):
     assert read_png(tmp_path / "p.png").size
     lines = res.stderr.splitlines()
     assert lines == [] if quiet else all(line.startswith("rpp: note: ") for line in lines)
+
+
+def test_long_run_names_wrap_in_plot_titles():
+    """Titles and axis labels of long real names (DL-HARD, CAsT) are broken at spaces within
+    the figure's width, never clipped at both edges; every word stays whole."""
+    from rpp_cli.report.plot import _wrapped
+
+    a, b = "dl-hard-passage-bm25+rm3-capreolus.run", "cast2021-automatic-canard-t5.run"
+    title = f"{a} vs {b}: ECDF of 1264 recall levels pooled over 25 queries\nshares"
+    wrapped = _wrapped(title)
+    assert all(len(line) <= 72 for line in wrapped.split("\n"))
+    assert wrapped.split() == title.split() or "".join(wrapped.split()) == "".join(title.split())
+    assert _wrapped("short\nlines") == "short\nlines"
