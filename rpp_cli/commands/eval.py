@@ -76,7 +76,8 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
 def measures_command() -> None:
     """List every measure that -m accepts.
 
-    One tab-separated line each, fields unpadded (for awk -F'\\t' and cut): name, kind
+    One tab-separated line each, fields unpadded (for awk -F'\\t' and cut; rpp eval pads
+    its measure field as trec_eval does): name, kind
     (preference: one value per pair of runs; metric: one per run; set: a name for several
     measures), family, what it measures (with its parameters).
     """
