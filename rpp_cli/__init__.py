@@ -11,13 +11,15 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _HOMES = {"evaluate": ".api", "compare": ".api", "meta": ".api", "levels": ".api",
+          "check": ".api_check", "Check": ".api_check",
           "RppNote": ".api", "MetaOptions": ".tasks.meta",
           "Results": ".results", "InputError": ".errors"}
-__all__ = ["evaluate", "compare", "meta", "levels", "MetaOptions", "Results", "InputError",
-           "RppNote", "__version__"]
+__all__ = ["evaluate", "compare", "meta", "levels", "check", "Check", "MetaOptions", "Results",
+           "InputError", "RppNote", "__version__"]
 
 if TYPE_CHECKING:
     from .api import RppNote, compare, evaluate, levels, meta
+    from .api_check import Check, check
     from .errors import InputError
     from .tasks.meta import MetaOptions
     from .results import Results

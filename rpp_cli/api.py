@@ -305,7 +305,7 @@ def _measure_names(measures) -> list[str] | None:
 
 
 def _options(level, corpus_size, dedup, jobs, names, subtopics, max_docs,
-             names_from, trec_eval=None) -> Options:
+             names_from, trec_eval=None, binary=False) -> Options:
     """The command line's Options from the API's keyword arguments, checked as it checks them."""
     if names_from not in NAME_SOURCES:
         raise InputError(f"names_from: expected one of {', '.join(NAME_SOURCES)} "
@@ -322,20 +322,22 @@ def _options(level, corpus_size, dedup, jobs, names, subtopics, max_docs,
         raise InputError(f"names: expected a list of names, one per run (got {names!r})")
     if trec_eval is not None:
         trec_eval_release(trec_eval)  # a release rpp does not follow: its one-line error
+    if not isinstance(binary, bool):
+        raise InputError(f"binary: expected True or False (got {binary!r})")
     return Options(level, corpus_size, dedup, jobs or default_jobs(),
                    None if subtopics is None else str(subtopics), tuple(names or ()), max_docs,
-                   names_from, trec_eval)
+                   names_from, trec_eval, binary)
 
 
 @contextmanager
 def _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
-          names_from, trec_eval=None) -> Iterator[tuple[list[str], Options]]:
+          names_from, trec_eval=None, binary=False) -> Iterator[tuple[list[str], Options]]:
     """One API call's runs and command-line Options, checked, with its in-memory inputs
     (:func:`_inputs`) and its engine (``jobs``) for the time of the call."""
     with _inputs():
         paths, given = _run_sources(runs)
         options = _options(level, corpus_size, dedup, jobs, names or given, subtopics,
-                           max_docs, names_from, trec_eval)
+                           max_docs, names_from, trec_eval, binary)
         with session(options.jobs):
             yield paths, options
 
@@ -372,16 +374,18 @@ def evaluate(qrels, runs, measures: Sequence[str] | str | None = None,
              jobs: int | None = None, names: Sequence[str] | None = None,
              names_from: str = "file", subtopics=None, max_docs: int | None = None,
              trec_eval: str | None = None,
+             binary: bool = False,
              notes: list[str] | None = None) -> Results:
     """``rpp eval``: every measure (default: rpp's defaults) for every run and pair of runs.
     ``qrels``: a path, a dict or a DataFrame; ``runs``: paths, a run dict, a DataFrame or
     ``{name: run}``; ``subtopics``:
     the path of subtopic qrels; ``max_docs``: each run's top K per query (``-M K``). A run is
     named as on the command line (``names``: --name; ``names_from``: ``"file"`` or ``"tag"``),
-    an in-memory run by its key (``run<i>`` in a list).
+    an in-memory run by its key (``run<i>`` in a list); ``binary``: a query's relevant items
+    are one population, as pref_eval reads graded qrels (``--binary``).
     Notes the command line prints on stderr are appended to ``notes``."""
     with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
-               names_from, trec_eval) as (paths, options):
+               names_from, trec_eval, binary) as (paths, options):
         source = _qrels_source(qrels)
         request = eval_task.EvalRequest(tuple(_measure_names(measures) or ()), per_query)
         return _noted(lambda: eval_task.run(source, paths, request, options), notes).results
@@ -394,13 +398,14 @@ def compare(qrels, runs, measures: Sequence[str] | str | None = None, *,
             corpus_size: int | None = None, dedup: bool = False, jobs: int | None = None,
             names: Sequence[str] | None = None, names_from: str = "file", subtopics=None,
             max_docs: int | None = None, trec_eval: str | None = None,
+            binary: bool = False,
             notes: list[str] | None = None) -> Results:
     """``rpp compare``: the mean effect and p-value of every pair of runs on every measure;
     with ``ci`` (a level, 0.95) the interval rows and effect sizes too, by ``interval`` (t,
     percentile or bca; ``resamples`` bootstrap draws). The input arguments are
     :func:`evaluate`'s."""
     with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
-               names_from, trec_eval) as (paths, options):
+               names_from, trec_eval, binary) as (paths, options):
         source = _qrels_source(qrels)
         request = compare_task.CompareRequest(tuple(_measure_names(measures) or ()), test,
                                               correction, permutations, seed, ci, interval,
@@ -414,13 +419,14 @@ def meta(qrels, runs, measures: Sequence[str] | str | None = None, *,
          names: Sequence[str] | None = None, names_from: str = "file", subtopics=None,
          max_docs: int | None = None,
          trec_eval: str | None = None,
+         binary: bool = False,
          notes: list[str] | None = None) -> Results:
     """``rpp meta``: discriminative power, agreement, robustness and predictive power of the
     measures (``options``: the analyses and their settings, rpp meta's defaults if None)."""
     options = options or MetaOptions()
     require_analyses(options)
     with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
-               names_from, trec_eval) as (paths, inputs):
+               names_from, trec_eval, binary) as (paths, inputs):
         source = _qrels_source(qrels)
         request = MetaRequest(tuple(_measure_names(measures) or ()), options)
         return _noted(lambda: meta_task.run(source, paths, request, inputs), notes).results
@@ -430,13 +436,14 @@ def levels(qrels, runs, *, query: str | None = None, summary: bool = True,
            level: float | None = None, corpus_size: int | None = None, dedup: bool = False,
            jobs: int | None = None, names: Sequence[str] | None = None,
            names_from: str = "file", subtopics=None, max_docs: int | None = None,
+           binary: bool = False,
            notes: list[str] | None = None) -> list[dict]:
     """``rpp levels``: for the two ``runs`` (RUN_A, RUN_B), every query's, population's and
     recall level's worst-case positions and the sign of f_i(B) - f_i(A) (with ``summary``, the
     shares of levels where each run is ahead), as dicts keyed as the jsonl lines are
     (measure, qid, run, other, population, level, run_position, other_position, value)."""
     with _call(runs, level, corpus_size, dedup, jobs, names, subtopics, max_docs,
-               names_from) as (paths, options):
+               names_from, binary=binary) as (paths, options):
         source = _qrels_source(qrels)
         request = levels_task.LevelsRequest(query)
         found = _noted(lambda: levels_task.run(source, paths, request, options), notes)

@@ -62,6 +62,7 @@ class Collection:
     level: float | None = None
     subtopics: SubtopicIndex | None = None  # with subtopic qrels: their index over the items
     trec_eval: str = LATEST_TREC_EVAL  # the trec_eval release trec_eval's measures follow
+    binary: bool = False  # --binary: one population of a query's relevant items (pref_eval's)
 
     @functools.cached_property
     def item_docno(self) -> list[str]:
@@ -157,8 +158,8 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
     read_runs = map_ordered(read, len(run_paths), readers, label="reading runs")
     loaded = [run for run, _ in read_runs]
     run_names = name_runs(loaded, options.names, options.names_from)
-    for (run, judged_top), name in zip(read_runs, run_names):
-        notes.extend(_run_notes(run, name, judged_top, qids))
+    notes.extend(_run_notes([(run, name, top) for (run, top), name in zip(read_runs, run_names)],
+                            qids))
     union = None  # the distinct items of each query, over every run: codes must be shared
     if shared or len(run_paths) == 1:
         union = corpus_sizes(coder.code_query(), [run.rows.doc for run in loaded], item_doc,
@@ -176,7 +177,7 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
                       judged,
                       union if corpus_size is None else np.full(len(qids), corpus_size,
                                                                   dtype=np.int64), level,
-                      trec_eval=release)
+                      trec_eval=release, binary=options.binary)
     if subtopics is not None:  # indexed over the items' docnos, made (and kept) here
         coll.subtopics = encode_subtopics(subtopics, qids, item_query, coll.item_docno,
                                           evaluated)
@@ -224,38 +225,48 @@ def _place_items(rows: RunRows, n_queries: int, n_judged: int, item_of_doc: np.n
     return float((top[shown > 0] / shown[shown > 0]).mean())
 
 
-def _run_notes(run: LoadedRun, name: str, judged_top: float | None, qids: list[str]
-               ) -> list[str]:
-    """The notes on one run read: how much of it is judged (:func:`_judged_notes`), its
-    queries not in the qrels, its repeated docnos dropped, the judged queries it lacks."""
-    notes = _judged_notes(name, judged_top)
-    unjudged, missing = run.unjudged, run.missing
+def _run_notes(read: list[tuple[LoadedRun, str, float | None]], qids: list[str]) -> list[str]:
+    """The notes on the runs read (each run, its name and the judged share of its top 10):
+    one note per kind naming the runs it concerns (:func:`_judged_notes`; queries not in the
+    qrels; judged queries a run lacks), and one per run file with repeated docnos dropped."""
+    notes = _judged_notes([(name, top) for _, name, top in read])
+    unjudged = [f"{run.unjudged} of {name}" for run, name, _ in read if run.unjudged]
     if unjudged:
-        notes.append(f"{name}: {counted(unjudged, 'query', 'queries')} not in the qrels, "
-                     "ignored")
-    if run.repeats:
-        notes.append(f"{run.path}: {counted(run.repeats, 'repeated docno', 'repeated docnos')}"
-                     " dropped, kept the best-scored copy of each")
-    if missing:
-        shown = ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
-        notes.append(f"{name}: {counted(len(missing), 'judged query', 'judged queries')} "
-                     f"not in the run, scored as empty rankings as trec_eval -c does "
-                     f"({shown}); if they should not count, leave them out of the qrels")
+        notes.append(f"queries not in the qrels, ignored: {', '.join(unjudged)}")
+    notes.extend(f"{run.path}: {counted(run.repeats, 'repeated docno', 'repeated docnos')}"
+                 " dropped, kept the best-scored copy of each" for run, _, _ in read if run.repeats)
+    lacking = [f"{len(run.missing)} of {name} ({_listed(qids, run.missing)})"
+               for run, name, _ in read if run.missing]
+    if lacking:
+        notes.append("judged queries not in the run, scored as empty rankings as trec_eval -c "
+                     f"does: {'; '.join(lacking)}; if they should not count, leave them out of "
+                     "the qrels")
     return notes
 
 
-def _judged_notes(name: str, judged_top: float | None) -> list[str]:
-    """A warning when nothing a run retrieved is judged (document qrels with passage runs?),
-    a note when under half of its top 10 is: its scores then say little. Each says what to do.
-    ``judged_top``: the judged share of its top 10 (see :func:`_place_items`)."""
-    if judged_top is None:
-        return [f"{name}: none of the docnos it retrieved is judged, so it scores 0: check that "
-                "the run and the qrels use the same document ids (documents or passages?)"]
-    if judged_top < 0.5:
-        return [f"{name}: only {judged_top:.0%} of its top 10 is judged (mean over queries); "
-                "unjudged documents count as non-relevant, so its scores are likely too low: "
-                "judge its top documents, or also read -m bpref, which ignores them"]
-    return []
+def _listed(qids: list[str], missing: list[int]) -> str:
+    """The first five queries of ``missing`` (indices into ``qids``), "..." after them."""
+    return ", ".join(qids[q] for q in missing[:5]) + (" ..." if len(missing) > 5 else "")
+
+
+def _judged_notes(shares: list[tuple[str, float | None]]) -> list[str]:
+    """A warning naming the runs of which nothing retrieved is judged (document qrels with
+    passage runs?), a note naming those with under half of their top 10 judged, with their
+    exact shares: their scores then say little. Each says what to do. ``shares``: each run's
+    name and the judged share of its top 10 (see :func:`_place_items`)."""
+    notes = []
+    none = [name for name, top in shares if top is None]
+    if none:
+        notes.append(f"nothing retrieved is judged, so the run scores 0: {', '.join(none)}; "
+                     "check that the runs and the qrels use the same document ids (documents "
+                     "or passages?)")
+    low = [f"{name} {top:.1%}" for name, top in shares if top is not None and top < 0.5]
+    if low:
+        notes.append(f"under half of the top 10 judged (mean over queries): {', '.join(low)}; "
+                     "unjudged documents count as non-relevant, so these scores are likely too "
+                     "low: read -m Judged@10 (per query with -q), -m bpref (which ignores "
+                     "unjudged documents), or cut the rankings to the judged depth with -M")
+    return notes
 
 
 def _item_grades(judged_grade: np.ndarray, item_doc: np.ndarray) -> np.ndarray:

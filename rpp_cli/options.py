@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from typing import Callable
 
@@ -97,69 +98,95 @@ def quiet_option(fn):
                              "check's verdicts, which are its result).")(fn)
 
 
+INPUTS_LINE = ("Input options: -l, --corpus-size, --dedup, -j, --dask, --dask-timeout, --name, "
+               "--names-from, -M, --binary, --compat, -Q (rpp help inputs).")
+"""What each evaluating command's help says of the input options it shares (described once)."""
+
+
 def input_options(fn):
     """Options every evaluating command shares (relevance level, corpus size, duplicates,
-    -j and --dask, run names, -M); the command receives them as one ``options: Options``."""
+    -j and --dask, run names, -M, --binary, --compat); the command receives them as one
+    ``options: Options``. Its help names them in one line (:data:`INPUTS_LINE`) and hides
+    them, and its -Q (:func:`quiet_option`, given below this decorator), which ``rpp help
+    inputs`` describes."""
     @functools.wraps(fn)
     def command(*args, level, corpus_size, dedup, jobs, dask, dask_timeout, names, names_from,
-                max_docs, compat, **kwargs):
+                max_docs, compat, binary, **kwargs):
         with engine.session(jobs, dask, dask_timeout), trec_eval_in_force(compat) as release:
             return fn(*args, options=Options(level, corpus_size, dedup, jobs, names=names,
                                               max_docs=max_docs, names_from=names_from,
-                                              trec_eval=release),
+                                              trec_eval=release, binary=binary),
                       **kwargs)
 
-    command = compat_option(command)
-
-    command = click.option("-M", "--max-docs", "max_docs", type=Digits(1, 1 << 40),
-                           metavar="K",
-                           help="Keep each run's top K documents per query, as trec_eval -M "
-                                "and pref_eval --topk (default: all).")(command)
-    command = click.option("--names-from", "names_from", type=click.Choice(NAME_SOURCES),
-                           default="file",
-                           help="What names a run: its file name less .gz ('-' for stdin; runs "
-                                "sharing one: the path part that tells them apart), the same "
-                                "less an extension all share (stem), or its tag (6th field of "
-                                "its first line).")(command)
-    command = click.option("--name", "names", multiple=True, metavar="NAME",
-                           help="Name of a run, once per RUN in the same order (default: "
-                                "--names-from).")(command)
-    command = click.option("--dedup", is_flag=True,
-                           help="Keep the best-scored copy of a docno repeated within a query "
-                                "(default: it is an error, as in trec_eval).")(command)
-    command = click.option("--corpus-size", type=Digits(1, MAX_CORPUS_SIZE), metavar="N",
-                           help="Corpus size n for unretrieved items (default: distinct items "
-                                "in the runs' rankings and relevant items of the query, paper "
-                                "§5.5).")(command)
-    command = click.option("--dask-timeout", "dask_timeout",
-                           type=Decimal(0, engine.MAX_DASK_TIMEOUT, min_open=True),
-                           callback=finite, metavar="SECONDS",
-                           help="Seconds --dask may wait to connect to its scheduler and see a "
-                                "worker, and for a worker to join a cluster left without any "
-                                "mid-run; then it is an error (default: $RPP_DASK_TIMEOUT, "
-                                "else 10).")(command)
-    command = click.option("--dask", metavar="ADDRESS",
-                           help="Run the shards of work on a Dask cluster: a scheduler's "
-                                "address (tcp://host:8786) or local[:N] for a LocalCluster "
-                                "of N processes (needs pip install 'dask[distributed]'; see "
-                                "docs/scaling.md). Default: $RPP_DASK, else this machine "
-                                "(-j).")(command)
-    command = click.option("-j", "--jobs", type=Digits(1, 256), default=engine.default_jobs(),
-                           show_default=True, metavar="N",
-                           help="Threads that read and join runs, and worker processes "
-                                "that evaluate shards of queries (default: the cores, at "
-                                "most 4).")(command)
-    command = click.option("-l", "--level", type=Decimal(), metavar="L",
-                           help="Relevance level: grade >= L is relevant (default: grade > "
-                                "0).")(command)
+    for param in getattr(command, "__click_params__", []):
+        param.hidden = param.hidden or param.name == "quiet"  # -Q, from quiet_option
+    command.__doc__ = f"{inspect.cleandoc(fn.__doc__ or '')}\n\n{INPUTS_LINE}"
+    for add in reversed(_input_decorators(hidden=True)):
+        command = add(command)
     return command
 
 
-def compat_option(fn):
+def input_params() -> list[click.Parameter]:
+    """The input options and -Q as shown, in help order: what ``rpp help inputs`` prints."""
+    def nothing() -> None:
+        """A function for the decorators to add their options to."""
+    for add in [quiet_option, *reversed(_input_decorators(hidden=False))]:
+        nothing = add(nothing)
+    return list(reversed(nothing.__click_params__))
+
+
+def _input_decorators(hidden: bool) -> list[Callable]:
+    """The click options of :func:`input_options`, in help order (``hidden`` from help)."""
+    def option(*names: str, **attrs) -> Callable:
+        """click.option, hidden or not."""
+        return click.option(*names, hidden=hidden, **attrs)
+    return [
+        option("-l", "--level", type=Decimal(), metavar="L",
+               help="Relevance level: grade >= L is relevant (default: grade > 0)."),
+        option("-j", "--jobs", type=Digits(1, 256), default=engine.default_jobs(),
+               show_default=True, metavar="N",
+               help="Threads that read and join runs, and worker processes that evaluate "
+                    "shards of queries (default: the cores, at most 4)."),
+        option("--dask", metavar="ADDRESS",
+               help="Run the shards of work on a Dask cluster: a scheduler's address "
+                    "(tcp://host:8786) or local[:N] for a LocalCluster of N processes (needs "
+                    "pip install 'dask[distributed]'; see docs/scaling.md). Default: $RPP_DASK, "
+                    "else this machine (-j)."),
+        option("--dask-timeout", "dask_timeout",
+               type=Decimal(0, engine.MAX_DASK_TIMEOUT, min_open=True), callback=finite,
+               metavar="SECONDS",
+               help="Seconds --dask may wait to connect to its scheduler and see a worker, and "
+                    "for a worker to join a cluster left without any mid-run; then it is an "
+                    "error (default: $RPP_DASK_TIMEOUT, else 10)."),
+        option("--corpus-size", type=Digits(1, MAX_CORPUS_SIZE), metavar="N",
+               help="Corpus size n for unretrieved items (default: distinct items in the runs' "
+                    "rankings and relevant items of the query, paper §5.5)."),
+        option("--dedup", is_flag=True,
+               help="Keep the best-scored copy of a docno repeated within a query (default: "
+                    "it is an error, as in trec_eval)."),
+        option("--name", "names", multiple=True, metavar="NAME",
+               help="Name of a run, once per RUN in the same order (default: --names-from)."),
+        option("--names-from", "names_from", type=click.Choice(NAME_SOURCES), default="file",
+               help="What names a run: its file name less .gz ('-' for stdin; runs sharing "
+                    "one: the path part that tells them apart), the same less an extension "
+                    "all share (stem), or its tag (6th field of its first line)."),
+        option("-M", "--max-docs", "max_docs", type=Digits(1, 1 << 40), metavar="K",
+               help="Keep each run's top K documents per query, as trec_eval -M and pref_eval "
+                    "--topk (default: all)."),
+        option("--binary", is_flag=True,
+               help="Graded qrels read as binary, as pref_eval reads them: a query's relevant "
+                    "items (grade > 0, or >= L) are one population (default: one per grade "
+                    "level, the paper's)."),
+        functools.partial(compat_option, hidden=hidden),
+    ]
+
+
+def compat_option(fn, hidden: bool = False):
     """``--compat RELEASE``: the trec_eval release whose numbers trec_eval's measures follow
-    (also $RPP_TREC_EVAL); the command receives it as ``compat``."""
+    (also $RPP_TREC_EVAL); the command receives it as ``compat`` (``hidden``: from its help)."""
     return click.option("--compat", "compat", type=click.Choice(TREC_EVAL_RELEASES),
                         envvar=TREC_EVAL_VARIABLE, show_envvar=True, metavar="RELEASE",
+                        hidden=hidden,
                         help="trec_eval release that trec_eval's measures follow: "
                              f"{TREC_EVAL_RELEASES[0]} (iprec_at_recall and 11pt_avg round "
                              "their recall cutoffs, scores rank as doubles, all_trec adds rbp, "
@@ -171,10 +198,7 @@ def compat_option(fn):
 def subtopics_option(fn):
     """``--subtopics FILE`` for the commands that evaluate runs (eval, compare, meta)."""
     return click.option("--subtopics", type=FILE, metavar="FILE",
-                        help="Subtopic qrels (qid subtopic docno grade): adds st-rpp, st-dcgrpp, "
-                             "st-invrpp and ndeval's ERR-IA@20 alpha-nDCG@20 MAP-IA strec@20 "
-                             "to the defaults. QRELS may then be '-' or omitted (grade = "
-                             "largest over subtopics). Default: none.")(fn)
+                        help="Subtopic qrels (default: none).")(fn)
 
 
 MAX_CORPUS_SIZE = 1 << 40  # positions are int64 sums of at most 2^40 per item: no overflow
@@ -184,13 +208,15 @@ def output_options(fn):
     """``--format`` and ``--precision``, for every command that prints a Results table; the
     command then ends with ``write_report(results, fmt, sys.stdout, precision)``."""
     fn = click.option("--precision", type=Digits(0, 17), default=4, metavar="N",
-                      help="Decimals printed, the same in every format.")(fn)
-    fn = click.option("--format", "fmt", type=click.Choice(FORMATS), default="trec",
-                      help="trec: tab-separated lines, value last; jsonl: one JSON "
-                           "object a line; csv: with a header row; matrix: aligned tables "
-                           "(run x run per preference measure, run x measure); markdown, "
-                           "latex: the same tables for papers.")(fn)
-    return fn
+                      help="Decimals printed (jsonl and csv print p-values in full).")(fn)
+    return format_option(FORMATS)(fn)
+
+
+def format_option(formats: tuple[str, ...] | list[str]) -> Callable:
+    """``--format F`` among ``formats`` (the first the default), named in one line: what
+    each prints is docs/formats.md's."""
+    return click.option("--format", "fmt", type=click.Choice(formats), default=formats[0],
+                        metavar="F", help=f"{', '.join(formats)} (docs/formats.md).")
 
 
 def number_list(kind: type) -> Callable:
@@ -223,17 +249,16 @@ def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> f
 def permutation_options(what: str) -> Callable:
     """``--permutations`` (default 10000) and ``--seed`` of a randomized test."""
     def add(fn):
-        fn = seed_option("Seed of the random draws (results are deterministic).")(fn)
+        fn = seed_option("Seed of the random draws.")(fn)
         return click.option("--permutations", type=Digits(1, MAX_DRAWS), default=10000,
                             show_default=True, help=what)(fn)
     return add
 
 
 _VIEW_HELP = {
-    "trec": "trec: as --format says",
-    "human": "human: aligned tables for people (--format stays trec)",
-    "paper": "paper: one row per run with the best in bold and significance letters, in "
-             "--format latex or markdown",
+    "trec": "trec: as --format",
+    "human": "human: aligned tables",
+    "paper": "paper: a paper's table",
 }
 
 
@@ -241,7 +266,7 @@ def view_option(*views: str) -> Callable:
     """``--view`` with the views a command has: contract §7 lines (default), aligned tables
     for people, or (compare) a paper's table."""
     return click.option("--view", type=click.Choice(views), default="trec", show_default=True,
-                        help="; ".join(_VIEW_HELP[v] for v in views) + ".")
+                        metavar="VIEW", help="; ".join(_VIEW_HELP[v] for v in views) + ".")
 
 
 def check_view(view: str, fmt: str) -> None:

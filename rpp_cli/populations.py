@@ -112,6 +112,7 @@ class Items(Protocol):
     item_query: np.ndarray  # (I,) query index of each item, grouped by query
     item_grade: np.ndarray  # (I,) its grade in the main qrels
     subtopics: SubtopicIndex | None
+    binary: bool  # the relevant items are one population, whatever their grades
 
     @property
     def relevant(self) -> np.ndarray:
@@ -123,13 +124,16 @@ class Items(Protocol):
 
 
 def graded_populations(coll: Items) -> Populations:
-    """One population per distinct relevant grade λ of a query: items with grade >= λ.
+    """One population per distinct relevant grade λ of a query: items with grade >= λ; with
+    ``coll.binary``, one of all its relevant items (pref_eval's reading of graded qrels).
 
     Each is the tail of the query's items in ascending grade order, gathered straight from
     that order, so memory follows the levels, not items x grades. Members come in ascending
     grade order within a population; every reader sorts their positions (or sums them)."""
     q, g = coll.item_query, coll.item_grade
     rel = coll.relevant
+    if coll.binary:  # every relevant item at one grade, the others below it
+        g = np.where(rel, 1.0, -np.inf)
     seg_query, seg_lambda = distinct_pairs(q[rel], g[rel])  # (query, λ), sorted
     bounds = coll.item_bounds
     grade = np.where(np.isnan(g), -np.inf, g)  # judged elsewhere only: never a member

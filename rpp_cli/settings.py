@@ -38,6 +38,7 @@ class Options:
     max_docs: int | None = None  # -M K: each run keeps its top K per query
     names_from: str = "file"  # --names-from: runs not named by --name are named by file or tag
     trec_eval: str | None = None  # --compat: a TREC_EVAL_RELEASES (None: the one in force)
+    binary: bool = False  # --binary: a query's relevant items are one population (pref_eval's)
 
 
 def trec_eval_release(choice: str | None = None) -> str:

@@ -36,7 +36,7 @@ def test_the_api_names_are_the_api_whatever_loaded_first():
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=60)
     assert res.stdout == ("evaluate:function compare:function meta:function levels:function "
-                          "MetaOptions:type Results:type InputError:type RppNote:type "
+                          "check:function Check:type MetaOptions:type Results:type InputError:type RppNote:type "
                           "__version__:str\n"), res.stderr
 
 

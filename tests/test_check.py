@@ -107,7 +107,8 @@ def test_evidence_equals_rpp_eval_and_other_formats():
             rpp("check", QRELS, "--baseline", BEST, WORST, "--format", "jsonl").out.splitlines()]
     assert {(r["measure"], r["run"], r["other"], r["verdict"]) for r in rows} == {
         ("rpp", "bm25", "monot5", "FAIL"), ("rpp_p", "bm25", "monot5", "FAIL"),
-        ("verdict", None, "monot5", "FAIL")}
+        ("verdict", None, "monot5", "FAIL")} | {("input", str(p), None, None)
+                                                for p in (QRELS, BEST, WORST)}
 
 
 @pytest.mark.parametrize("args,message", [
@@ -356,8 +357,8 @@ def test_verdicts_follow_precision_and_effects_are_evals_means():
     assert compared[("rpp", "all", WORST.name, BEST.name)] == float(effect)
     md = rpp("check", "--precision", "0", "--format", "markdown", "-m", "map", QRELS,
              "--baseline", BEST, WORST)
-    assert md.out.splitlines()[-1] == ("| bm25 | map | **FAIL** | effect -0, p 0\\.0001 "
-                                       "(randomization, alpha 0\\.05)\\: significantly worse |")
+    assert md.out.splitlines()[-1] == ("| bm25 | map | **FAIL** | effect -0, p 0.0001 "
+                                       "(randomization, alpha 0.05): significantly worse |")
 
 
 def test_a_baseline_given_twice_is_refused():
@@ -379,6 +380,12 @@ def test_rndcg_counts_the_queries_with_a_relevant_item_at_the_level(tmp_path):
                                       for k, q in enumerate(qids)])
     cand = _write(tmp_path / "cand", [(q, "Q0", f"MARCO_D{k}", 1, 2, "cand")
                                       for k, q in enumerate(qids)])
+    res = rpp("check", "-l", "2", "-m", "Rndcg", qrels, "--baseline", base, cand)
+    assert res.code == 2 and "candidate 'cand' ranks no document judged" in res.err, res.err
+    # judged, but below -l 2 where it is judged: only the 4 queries of grade 2 tell runs apart
+    cand = _write(tmp_path / "cand", [(q, "Q0", f"clueweb12-{k:04d}wb-00-00001", 2, 1, "cand")
+                                      for k, q in enumerate(qids) if k >= 4]
+                  + [(q, "Q0", f"MARCO_D{k}", 1, 2, "cand") for k, q in enumerate(qids)])
     res = rpp("check", "-l", "2", "-m", "Rndcg", qrels, "--baseline", base, cand)
     assert res.code == 2 and "could not fail: with 4 queries" in res.err, res.err
 

@@ -55,8 +55,10 @@ def test_bad_values(tiny, value):
 
 @pytest.mark.parametrize("command", ["compare", "meta", "check"])
 def test_every_evaluating_command_takes_it(command):
+    """Its help names -M among the input options, which ``rpp help inputs`` describes."""
     res = rpp(command, "--help")
-    assert "-M, --max-docs K" in res.out
+    assert "-M, --binary" in " ".join(res.out.split())
+    assert "-M, --max-docs K" in rpp("help", "inputs").out
 
 
 @pytest.mark.parametrize("seed", range(12))

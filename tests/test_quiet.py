@@ -85,11 +85,12 @@ def test_quiet_draws_no_progress_bar():
 def test_notes_that_read_like_problems_say_what_to_do():
     """bm25 on the demo: 40% of its top 10 judged, queries 210 and 220 missing."""
     assert notes(rpp(*COMMANDS["eval"]).err) == [
-        "rpp: note: bm25: only 40% of its top 10 is judged (mean over queries); unjudged "
-        "documents count as non-relevant, so its scores are likely too low: judge its top "
-        "documents, or also read -m bpref, which ignores them",
-        "rpp: note: bm25: 2 judged queries not in the run, scored as empty rankings as "
-        "trec_eval -c does (210, 220); if they should not count, leave them out of the qrels"]
+        "rpp: note: under half of the top 10 judged (mean over queries): bm25 40.4%; unjudged "
+        "documents count as non-relevant, so these scores are likely too low: read "
+        "-m Judged@10 (per query with -q), -m bpref (which ignores unjudged documents), or "
+        "cut the rankings to the judged depth with -M",
+        "rpp: note: judged queries not in the run, scored as empty rankings as trec_eval -c "
+        "does: 2 of bm25 (210, 220); if they should not count, leave them out of the qrels"]
 
 
 def test_one_run_and_untestable_measures_say_what_to_do(tmp_path):

@@ -5,6 +5,7 @@ import gzip
 import io
 import os
 import pty
+import re
 import shlex
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from rpp_cli import __version__
 from rpp_cli.cli import cli
 from rpp_cli.errors import EXIT_CLOSED_PIPE
 from rpp_cli.measures import METRIC, REGISTRY, Measure
+from rpp_cli.options import input_params
 from rpp_cli.progress import progress
 
 from .conftest import DEMO, PAPER, ROOT, rpp
@@ -90,7 +92,7 @@ def test_run_and_qrels_from_stdin():
         got = rpp("eval", "-m", "rpp", "-m", "map", DEMO / "qrels", "-", RUNS[1], stdin=data)
         assert got.code == 0
         assert got.out == expected.out.replace(f"\t{RUNS[0].name}\t", "\t-\t")
-        assert got.err == expected.err.replace(f" {RUNS[0].name}: ", " -: ")
+        assert got.err == expected.err.replace(f" {RUNS[0].name} ", " - ")  # in the notes
         got = rpp("eval", "--names-from", "tag", "-m", "rpp", "-m", "map", DEMO / "qrels", "-",
                   RUNS[1], stdin=data)
         assert (got.code, got.out, got.err) == (0, expected.out, expected.err)
@@ -114,15 +116,27 @@ def test_help_lists_every_option_with_its_default(path, command):
     if command is not cli:
         context = click.Context(command, parent=context)
     text = " ".join(res.out.split())  # undo click's line wrapping
+    inputs = " ".join(rpp("help", "inputs").out.split())  # the shared input options, in full
+    shared = {p.name for p in input_params()}
     for param in command.params:
         if not isinstance(param, click.Option):
             continue
+        elsewhere = param.hidden and param.name in shared
+        if elsewhere:  # named in the help's "Input options" line, described by rpp help inputs
+            assert any(re.search(rf"{re.escape(o)}[,) ]", text) for o in param.opts), param.opts
+            param.hidden = False
+            shown = param.get_help_record(context)
+            param.hidden = True
+        elif param.hidden:  # ndeval's -a, accepted and ignored
+            continue
+        else:
+            shown = param.get_help_record(context)
         for opt in param.opts + param.secondary_opts:
-            assert opt in text, (path, opt)
+            assert opt in (inputs if elsewhere else text), (path, opt)
         if param.is_flag or param.name in ("help", "version"):
             continue
-        record = " ".join(param.get_help_record(context)[1].split())
-        assert record in text  # what click shows: the help and "[default: ...]" if any
+        record = " ".join(shown[1].split())
+        assert record in (inputs if elsewhere else text)  # the help and "[default: ...]"
         assert "default" in record.lower(), (path, param.name)  # shown, or said in words
     if isinstance(command, click.Group):
         for name in command.commands:

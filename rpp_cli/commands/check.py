@@ -64,13 +64,14 @@ def check_command(qrels: str, candidates: tuple[str, ...], baseline: str,
                                                      permutations, seed, precision, confidence),
                              options)
     results, verdicts = outcome.results, outcome.extras["verdicts"]
-    print_notes(outcome.notes)
+    print_notes(outcome.notes)  # every note before the first verdict line
     summary = check_task.markdown_summary(verdicts, results.runs[0])  # run 0 is the baseline
     if fmt == "markdown":  # the verdicts, for a pull request; the evidence is in the other formats
         sys.stdout.write(summary)
     else:
         write_report(results, fmt, sys.stdout, precision,
-                     verdicts=check_task.machine_verdicts(verdicts))
+                     verdicts=check_task.machine_verdicts(verdicts, 0,
+                                                          [qrels, baseline, *candidates]))
     sys.stdout.flush()
     for verdict in verdicts:
         click.echo(verdict.line(), err=True)

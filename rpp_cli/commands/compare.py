@@ -28,30 +28,21 @@ PAPER_CI = ("interval", "dagger")
 @click.command("compare")
 @collection_arguments("Measure to test; repeatable (default: as rpp eval).")
 @click.option("--test", type=click.Choice(TESTS), default="randomization", show_default=True,
-              help="Paired t-test, paired randomization (sign flips), randomized Tukey HSD, "
-                   "Wilcoxon's signed rank test (as scipy.stats.wilcoxon) or the sign test.")
+              metavar="TEST", help=f"Paired test: {', '.join(TESTS)}.")
 @click.option("--alpha", type=Decimal(), default=0.05, show_default=True,
-              help="Significance level: the '*' of --view human, the letters and the caption of "
-                   "--view paper.")
+              help="Level of --view's '*' and letters.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="none",
-              show_default=True,
-              help="Adjust p-values over the run pairs of each measure: the familywise "
-                   "error (bonferroni, holm) or the false discovery rate (bh: Benjamini and "
-                   "Hochberg, by: Benjamini and Yekutieli).")
+              show_default=True, metavar="C",
+              help=f"Of p-values over run pairs: {', '.join(CORRECTIONS)}.")
 @permutation_options("Random sign flips / label permutations.")
 @click.option("--ci", type=Decimal(), metavar="LEVEL",
-              help="Also print each pair's interval of the mean paired value at this "
-                   "confidence level (M_ci_low, M_ci_high) and its effect size M_d (Hedges' "
-                   "g_z), e.g. --ci 0.95. Default: not printed.")
+              help="Also intervals and effect sizes (default: none).")
 @click.option("--interval", type=click.Choice(INTERVALS), default="t", show_default=True,
-              help="The interval of --ci: Student's t, or the paired bootstrap's percentile "
-                   "or BCa interval (as scipy.stats.bootstrap, seeded by --seed).")
+              metavar="I", help=f"Interval of --ci: {', '.join(INTERVALS)}.")
 @click.option("--resamples", type=Digits(1, MAX_DRAWS), default=DEFAULT_RESAMPLES,
               show_default=True, help="Bootstrap resamples of --interval percentile|bca.")
-@click.option("--paper-ci", "paper_ci", type=click.Choice(PAPER_CI),
-              help="With --ci and --view paper: each value's interval in brackets "
-                   "(interval, the default), or a dagger on the runs whose difference from "
-                   "run (a) has an interval that excludes 0 (dagger).")
+@click.option("--paper-ci", "paper_ci", type=click.Choice(PAPER_CI), metavar="HOW",
+              help="--ci in --view paper: brackets (interval, the default) or a dagger.")
 @output_options
 @view_option("trec", "human", "paper")
 @subtopics_option
@@ -69,7 +60,6 @@ def compare_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...]
     preference measure; M_diff: mean of m(a) - m(b) for a metric) and its p-value M_p:
       rpp                   \tall\trunA\trunB\t0.0953
       rpp_p                 \tall\trunA\trunB\t0.0021
-    With --ci LEVEL also M_ci_low, M_ci_high (the interval of the mean) and M_d.
     """
     if not 0 < alpha < 1:
         raise InputError(f"--alpha must be in (0, 1) (got {alpha:g})")

@@ -23,42 +23,33 @@ from ..tasks.meta import (DEFAULT_ANALYSES, JUDGED_POLICIES, MetaOptions, MetaRe
 
 
 @click.command("meta")
-@collection_arguments("Measure to study; repeatable (default: as rpp eval).")
-@click.option("--analysis", "analyses", default=",".join(DEFAULT_ANALYSES), show_default=True,
-              help="Comma-separated analyses to run; also widths: the mean t-interval "
-                   "width of a pair's mean difference on the robustness grid's query "
-                   "counts.")
+@collection_arguments("Measure to study (default: as rpp eval).")
+@click.option("--analysis", "analyses", default=",".join(DEFAULT_ANALYSES), metavar="A,A,...",
+              show_default=False,
+              help=f"Analyses (default: {', '.join(DEFAULT_ANALYSES)}; also widths).")
 @click.option("--alpha", type=Decimal(), default=0.05, show_default=True,
-              help="Significance level of discriminative power.")
+              help="Level of discriminative power.")
 @click.option("--permutations", type=Digits(1, MAX_DRAWS), default=10_000,
-              show_default=True,
-              help="Label permutations of the randomized Tukey HSD.")
+              show_default=True, help="Permutations of Tukey's HSD.")
 @click.option("--samples", type=Digits(1, MAX_DRAWS), default=1000, show_default=True,
-              help="Random query subsets (robustness) and split halves (predictive).")
+              help="Query subsets and split halves.")
 @click.option("--query-counts", callback=number_list(int), metavar="K,K,...",
-              help="Robustness grid of query-subset sizes (default: 10%, 25%, 50%, 75% "
-                   "of the queries).")
+              help="Robustness query counts (default: 10-75%).")
 @click.option("--judged-fractions", callback=number_list(float), metavar="F,F,...",
-              help="Also robustness to keeping a fraction F of each query's relevant "
-                   "judgments (re-evaluates every measure per sample: slow). Default: not "
-                   "done.")
+              help="Robustness to fewer judgments (default: none).")
 @click.option("--judged-samples", type=Digits(1, 1_000_000), default=10,
-              show_default=True,
-              help="Draws per judged fraction.")
+              show_default=True, help="Draws per judged fraction.")
 @click.option("--judged-policy", type=click.Choice(JUDGED_POLICIES), default="random",
-              show_default=True,
-              help="Which relevant judgments a fraction keeps: a random sample, or those a "
-                   "shallow pool of the runs reaches first (best rank over the runs).")
+              show_default=True, metavar="P",
+              help=f"{' or '.join(JUDGED_POLICIES)}.")
 @click.option("--top-fraction", type=Decimal(), default=0.75, show_default=True,
-              help="Predictive power among the top fraction of runs by map (Webber et al.).")
+              help="Top runs of predictive power.")
 @click.option("--ordering", type=click.Choice([*ORDERINGS, "all"]), default="mc4",
-              show_default=True,
-              help="System ordering of preference measures (metrics: by mean); all: study "
-                   "each ordering of M as M:win, M:borda, M:mc4.")
+              show_default=True, metavar="O",
+              help=f"{', '.join(ORDERINGS)} or all.")
 @seed_option("Seed of every random draw.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|pdf|svg",
-              help="Also draw one panel per analysis computed (needs matplotlib). Default: no "
-                   "plot.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Draw a panel per analysis (default: none).")
 @output_options
 @view_option("trec", "human")
 @subtopics_option
@@ -77,8 +68,6 @@ def meta_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], a
     \b
       power_ttest           \tall\trpp\t0.6000
       agreement_tau         \tall\trpp\tmap\t0.8667
-      robust_queries_12     \tall\trpp\t0.9120
-      predictive_tau        \tall\trpp\tmap\t0.7733
     """
     check_view(view, fmt)
     check_files([qrels, *runs, subtopics], {"the plot": plot_path})

@@ -18,7 +18,9 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
           verdicts: Verdicts | None = None) -> None:
     """Header, then one line per row in contract §7 order. With ``verdicts`` (rpp check), a
     sixth column ``verdict`` (PASS/FAIL of the row's gate) and a last row
-    ``verdict,all,,BASELINE,,PASS|FAIL`` for the whole check."""
+    ``verdict,all,,BASELINE,,PASS|FAIL`` for the whole check, after a row
+    ``input,all,PATH,,,SHA256`` per input file (the digest in the sixth column, empty for
+    stdin)."""
     measures, qids, runs, rows = coded_rows(results, summary)
     m_txt = [csv_field(m) + "," for m in measures]
     q_txt = [csv_field(q) + "," for q in qids]
@@ -30,5 +32,7 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     end = row_ends(measures, runs, verdicts, lambda v: "\n" if not verdicts else f",{v or ''}\n")
     write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}{number(v, digits[m], count[m])}"
                       f"{end[m][r]}" for m, q, r, o, v in rows))
+    for path, digest in getattr(verdicts, "inputs", ()):  # rpp check's input files
+        out.write(f"input,{q_txt[-1]}{csv_field(path)},,,{digest or ''}\n")
     if verdicts:
         out.write(f"verdict,{q_txt[-1]},{o_txt[verdicts.baseline]},{verdicts.overall}\n")

@@ -20,7 +20,8 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     """One JSON object per line, in contract §7 row order. With ``verdicts`` (rpp check),
     each object also has ``"verdict"`` (PASS/FAIL of its gate) and a last object
     ``{"measure": "verdict", "qid": "all", "run": null, "other": BASELINE, "value": null,
-    "verdict": "PASS"|"FAIL"}`` gives the whole check's."""
+    "verdict": "PASS"|"FAIL"}`` gives the whole check's, after one object per input file
+    (``"measure": "input"``, its path as ``run``, its ``"sha256"``: hex, null for stdin)."""
     measures, qids, runs, rows = coded_rows(results, summary)
     enc = json_string
     m_txt = [f'{{"measure": {enc(m)}, "qid": ' for m in measures]
@@ -34,6 +35,10 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}"
                       f"{number(v, digits[m], count[m]) if math.isfinite(v) else 'null'}"
                       f"{end[m][r]}" for m, q, r, o, v in rows))
+    for path, digest in getattr(verdicts, "inputs", ()):  # rpp check's input files
+        out.write(f'{{"measure": "input", "qid": {q_txt[-1]}{enc(path)}, "other": null, '
+                  f'"value": null, "verdict": null, "sha256": '
+                  f'{"null" if digest is None else enc(digest)}}}\n')
     if verdicts:
         out.write(f'{{"measure": "verdict", "qid": {q_txt[-1]}null{o_txt[verdicts.baseline]}'
                   f'null, "verdict": {enc(verdicts.overall)}}}\n')

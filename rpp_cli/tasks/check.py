@@ -5,7 +5,9 @@ non-inferiority test).
 """
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +40,14 @@ class Verdict:
     passed: bool
     text: str  # what the gate saw, e.g. "effect -0.2100, p 0.0001: significantly worse"
     evidence: tuple[str, ...] = ()  # its rows in the Results: ("rpp", "rpp_p"), ("map_drop",)
+    gate: str = "significance"  # or "max_drop"
+    numbers: tuple[tuple[str, float], ...] = ()  # the line's: ("effect", x), ("p", p), ...
+
+    def record(self) -> dict:
+        """The verdict as the Python API gives it: candidate, measure, gate, passed and the
+        numbers of its line (effect and p, or drop, delta and, with a confidence, bound)."""
+        return {"candidate": self.candidate, "measure": self.measure, "gate": self.gate,
+                "passed": self.passed, **dict(self.numbers)}
 
     @property
     def word(self) -> str:
@@ -49,12 +59,39 @@ class Verdict:
         return f"{self.word}\t{self.candidate}\t{self.measure}\t{self.text}"
 
 
-def machine_verdicts(verdicts: list[Verdict], baseline: int = 0) -> Verdicts:
+@dataclass(frozen=True)
+class InputVerdicts(Verdicts):
+    """:class:`Verdicts` with the input files compared: (path, SHA-256 in hex or None when
+    the bytes could not be read again: stdin, a pipe), qrels first, then baseline, then
+    candidates; jsonl and csv give each an ``input`` row before the overall verdict."""
+
+    inputs: tuple[tuple[str, str | None], ...] = ()
+
+
+def machine_verdicts(verdicts: list[Verdict], baseline: int = 0,
+                     inputs: list[str] = ()) -> Verdicts:
     """The verdicts as jsonl and csv carry them: each gate's on its evidence rows (keyed by
-    measure and candidate), and the whole check's (FAIL when any gate fails)."""
+    measure and candidate), the whole check's (FAIL when any gate fails), and the digest of
+    each of the ``inputs`` paths."""
     gates = {(row, v.candidate): v.word for v in verdicts for row in v.evidence}
     overall = "PASS" if all(v.passed for v in verdicts) else "FAIL"
-    return Verdicts(gates, overall, baseline)
+    return InputVerdicts(gates, overall, baseline, tuple((p, sha256(p)) for p in inputs))
+
+
+def sha256(path: str) -> str | None:
+    """The SHA-256 of a regular file's bytes as stored (``sha256sum``'s); None for stdin and
+    pipes (``<(zcat ...)``), whose bytes the reader consumed and that cannot be read again."""
+    if path == "-" or not os.path.isfile(path):
+        return None
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError as err:
+        raise InputError(f"cannot read again for its SHA-256: {err.strerror or err}",
+                         path=path) from None
+    return digest.hexdigest()
 
 
 def markdown_summary(verdicts: list[Verdict], baseline: str) -> str:
@@ -146,10 +183,12 @@ def run(qrels: str, runs: list[str], request: CheckRequest, options: Options) ->
     ctx = evaluate_runs(qrels, [request.baseline, *runs], wanted, options, False, notes,
                         need_relevant=True)
     coll = ctx.collection
+    _refuse_unjudged_runs(coll)
     _refuse_blind_gates(coll.judged.grade, tested, dropped, [name for name, _ in max_drops])
     if confidence is not None:
         _refuse_unpassable(ctx, dropped, confidence)
     names = _significance_gates(ctx, tested, request, bool(max_drops), notes)
+    _refuse_indistinguishable(ctx, [*names, *((m.studied[0], False) for m in dropped)])
     results = Results(coll.qids, coll.run_names)
     verdicts: list[Verdict] = []
     for c in range(1, len(coll.run_names)):
@@ -230,7 +269,8 @@ def _tested(ctx: Context, results: Results, c: int, names: list[tuple[str, bool]
                                 f"effect {effect:+.{precision}f}, p {p:.{p_digits}f} "
                                 f"({test}, alpha {alpha:g})"
                                 + (": significantly worse" if worse else ""),
-                                (name if is_pref else f"{name}_diff", f"{name}_p")))
+                                (name if is_pref else f"{name}_diff", f"{name}_p"),
+                                numbers=(("effect", effect), ("p", p))))
     return verdicts
 
 
@@ -251,7 +291,8 @@ def _dropped(ctx: Context, results: Results, c: int, max_drops: list[tuple[str, 
         results.add(f"{out}_drop", -1, [c], [drop], [0])
         verdicts.append(Verdict(run_names[c], out, drop <= allowed,
                                 f"drop {drop:+.{precision}f} (allowed {delta:g})",
-                                (f"{out}_drop",)))
+                                (f"{out}_drop",), "max_drop",
+                                (("drop", drop), ("delta", delta))))
     return verdicts
 
 
@@ -298,7 +339,8 @@ def _non_inferior(ctx: Context, results: Results, c: int, max_drops: list[tuple[
             f"drop {drop:+.{precision}f}, {100 * confidence:g}% upper bound "
             f"{bound:+.{precision}f} {'<' if passed else '>='} {delta:g} (one-sided t, "
             f"{n} queries)" + ("" if passed else ": not shown non-inferior"),
-            (f"{out}_drop", f"{out}_drop_bound")))
+            (f"{out}_drop", f"{out}_drop_bound"), "max_drop",
+            (("drop", drop), ("delta", delta), ("bound", bound), ("confidence", confidence))))
     return verdicts
 
 
@@ -342,6 +384,40 @@ def _refuse_blind_gates(grades: np.ndarray, tested: list[Measure], dropped: list
             raise InputError(f"{gate}: no judgment has a grade >= {level} (the largest is "
                              f"{top:g}), so the measure is 0 for every run and the gate "
                              "could not fail")
+
+
+LIKELY_CAUSE = "another collection's ids, or the wrong qrels?"
+
+
+def _refuse_unjudged_runs(coll: Collection) -> None:
+    """A baseline or candidate that ranks no judged document (on the queries of the qrels)
+    makes a gate that could not fail: it scores as an empty ranking on every query, whatever
+    the other run ranks. The likely cause is a run of another collection."""
+    n_judged = len(coll.judged.grade)  # judged documents have codes 0..J-1
+    for r, rows in enumerate(coll.runs):
+        if not np.any(rows.doc < n_judged):
+            role = "the baseline" if r == 0 else "candidate"
+            raise InputError(f"{role} '{coll.run_names[r]}' ranks no document judged in the "
+                             f"qrels ({LIKELY_CAUSE}), so a gate on it could not fail")
+
+
+def _refuse_indistinguishable(ctx: Context, gated: list[tuple[str, bool]]) -> None:
+    """A candidate that, like the baseline, ranks no relevant document, and ties it on every
+    query of every gated output, could not fail whatever it ranked among the unjudged and
+    non-relevant documents: no query can tell the two apart. Identical rankings that reach
+    relevant documents are a tie the gate saw, and pass."""
+    coll = ctx.collection
+    reached = (coll.ranks[:, coll.relevant] > 0).any(axis=1)  # (R,) ranks a relevant item
+    if reached[0]:
+        return
+    for c in range(1, len(coll.run_names)):
+        if reached[c] or not all(
+                np.all(pair_values(_pair(ctx.tensors[n] if pref else ctx.metrics[n], c)) == 0)
+                for n, pref in gated):
+            continue
+        raise InputError(f"neither the baseline '{coll.run_names[0]}' nor candidate "
+                         f"'{coll.run_names[c]}' ranks a relevant document, so no query can "
+                         f"tell them apart and the gate could not fail ({LIKELY_CAUSE})")
 
 
 def _pair(values: np.ndarray, c: int) -> np.ndarray:

@@ -265,7 +265,7 @@ def test_name_must_be_given_for_every_run(tmp_path, good):
 def test_fixture_collection_reads_cleanly():
     res = rpp("eval", "-m", "rpp", DEMO / "qrels", *sorted((DEMO / "runs").iterdir()))
     assert res.code == 0
-    assert "monot5: 1 query not in the qrels, ignored" in res.err
+    assert "queries not in the qrels, ignored: 1 of monot5\n" in res.err
 
 
 DOCNO = st.text(alphabet="abcXYZ019-_.é", min_size=1, max_size=30)

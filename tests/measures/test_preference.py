@@ -114,7 +114,7 @@ def test_run_missing_a_query_and_unretrieved_on_both_sides(tiny):
     assert values(res.out, "rpp", "q3")[("A", "B")] == pytest.approx(1 / 3, abs=1e-12)
     assert values(res.out, "invrpp", "q3")[("A", "B")] == pytest.approx(1 / (11 / 6), abs=1e-12)
     assert values(res.out, "rpp")[("A", "B")] == pytest.approx(1 / 9, abs=1e-12)
-    assert "A: 1 judged query not in the run" in res.err
+    assert "trec_eval -c does: 1 of A (q2);" in res.err
 
 
 def test_small_corpus_unretrieved_ties_with_retrieved_at_the_bottom(tiny):
