@@ -214,3 +214,15 @@ def test_the_github_action_runs_the_gate_on_the_step_summary(tmp_path, candidate
                            "(baseline dpr)\n")
     assert text.count("| monot5 |") == 2 and text.count(f"| {candidate.name} |") == 2
     assert res.stdout.count("rpp_p ") == 2 and "map_drop" in res.stdout
+
+
+def test_a_p_value_below_the_printed_digits_reads_as_a_bound():
+    """A verdict never says 'p 0.0000': a t-test's p of ~1e-9 reads 'p < 0.0001'; one the
+    digits hold prints as it is."""
+    from rpp_cli.report.common import p_text
+
+    assert p_text(1e-9, 4) == "p < 0.0001" and p_text(0.031, 4) == "p 0.0310"
+    assert p_text(5e-5, 4) == "p 0.0001" and p_text(0.0, 6) == "p < 0.000001"
+    res = rpp("check", "-Q", "--test", "ttest", "-m", "map", "--baseline",
+              DEMO / "runs" / "bm25", DEMO / "qrels", DEMO / "runs" / "monot5")
+    assert res.code == 0 and "effect +0.3650, p < 0.0001 (ttest, alpha 0.05)" in res.err

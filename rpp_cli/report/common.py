@@ -77,6 +77,13 @@ def number(value: float, precision: int | None, count: bool = False) -> str:
     return text[1:] if text[0] == "-" and not text.strip("-0.") else text
 
 
+def p_text(p: float, digits: int) -> str:
+    """A p-value for a reader: ``p 0.0310``, or ``p < 0.0001`` where the printed digits would
+    all be 0 (a p of 1e-9 is not 'p 0.0000')."""
+    shown = f"{p:.{digits}f}"
+    return f"p < {10.0 ** -digits:.{digits}f}" if not shown.strip("0.") else f"p {shown}"
+
+
 def coded_rows(results: Results, summary: bool = True
                ) -> tuple[list[str], list[str], list[str], Iterator[tuple]]:
     """Measure names, qids as text (``all`` last; :func:`.escape.ident`), run names and the

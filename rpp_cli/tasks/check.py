@@ -19,7 +19,7 @@ from ..errors import ASCII_DECIMAL, InputError
 from ..measures import Measure, resolve
 from ..measures.pytrec_adapter import pytrec_level
 from ..pipeline import Context, evaluate_runs, unreached_levels
-from ..report.common import Verdicts, is_count
+from ..report.common import Verdicts, is_count, p_text
 from ..report.escape import markdown
 from ..results import ALL, Results
 from ..settings import Options
@@ -266,7 +266,7 @@ def _tested(ctx: Context, results: Results, c: int, names: list[tuple[str, bool]
         better = is_pref or _higher_is_better(wanted, name)
         worse = (effect < 0 if better else effect > 0) and p < alpha
         verdicts.append(Verdict(cand, name, not worse,
-                                f"effect {effect:+.{precision}f}, p {p:.{p_digits}f} "
+                                f"effect {effect:+.{precision}f}, {p_text(p, p_digits)} "
                                 f"({test}, alpha {alpha:g})"
                                 + (": significantly worse" if worse else ""),
                                 (name if is_pref else f"{name}_diff", f"{name}_p"),
