@@ -85,10 +85,11 @@ def test_no_negative_zero(tmp_path):
 def _renamed(text: str, rename: dict[str, str]) -> str:
     """``rpp eval`` output (and its notes) with each run name replaced by ``rename[name]``."""
     lines = []
+    names = re.compile(r"(?<![\w.-])(" + "|".join(sorted(map(re.escape, rename), key=len,
+                                                        reverse=True)) + r")(?![\w.-])")
     for line in text.splitlines(keepends=True):
-        if line.startswith("rpp: note: "):
-            name, sep, rest = line[len("rpp: note: "):].partition(": ")
-            lines.append(f"rpp: note: {rename.get(name, name)}{sep}{rest}")
+        if line.startswith("rpp: note: "):  # a note names the runs it concerns
+            lines.append(names.sub(lambda m: rename[m[1]], line))
         else:
             fields = line.split("\t")
             lines.append("\t".join(fields[:2] + [rename[f] for f in fields[2:-1]] + fields[-1:]))

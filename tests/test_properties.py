@@ -225,7 +225,7 @@ def test_graded_populations_are_the_items_at_or_above_each_grade(grades):
 
     q = np.repeat(np.arange(len(grades)), [len(x) for x in grades]).astype(np.int64)
     g = np.array([v for x in grades for v in x], dtype=np.float64)
-    coll = SimpleNamespace(item_query=q, item_grade=g, relevant=g > 0,
+    coll = SimpleNamespace(item_query=q, item_grade=g, relevant=g > 0, binary=False,
                            item_bounds=np.concatenate(([0], np.cumsum([len(x) for x in grades]))))
     pops = graded_populations(coll)
     got = [(int(pops.seg_query[s]), sorted(pops.member_item[pops.member_seg == s].tolist()))

@@ -100,8 +100,13 @@ class DaskEngine:
     def abandon(self) -> None:
         """Remove the cluster's temporary folder, for an exit that skips the cluster's close
         (Ctrl-C's, once the workers are killed)."""
-        if self.scratch is not None:
+        if self.scratch is None:
+            return
+        for _ in range(50):  # the in-process nannies may still add a restarted worker's folder
             shutil.rmtree(self.scratch, ignore_errors=True)
+            if not os.path.exists(self.scratch):
+                return
+            time.sleep(0.01)
 
     def _gather(self, futures: list) -> Iterator:
         from distributed.scheduler import KilledWorker

@@ -545,7 +545,11 @@ def test_check_jsonl_carries_every_verdict():
     PASS on both gates); overall PASS, exit 0. Rows: candidates in argument order."""
     res = rpp(*CHECK, "--format", "jsonl")
     assert res.code == 0
-    rows = [json.loads(line) for line in res.out.splitlines()]
+    every = [json.loads(line) for line in res.out.splitlines()]
+    inputs = [r for r in every if r["measure"] == "input"]  # each file and its SHA-256
+    assert [r["run"] for r in inputs] == [QRELS, BM25, MONOT5, DPR]
+    assert all(len(r["sha256"]) == 64 for r in inputs)
+    rows = [r for r in every if r["measure"] != "input"]
     assert all(list(r) == ["measure", "qid", "run", "other", "value", "verdict"] for r in rows)
     assert [(r["measure"], r["run"], r["verdict"]) for r in rows] == [
         ("rpp", "monot5", "PASS"), ("rpp", "dpr", "PASS"),
