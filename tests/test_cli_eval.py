@@ -72,6 +72,7 @@ def test_measures_lists_the_registry():
     assert {"rpp", "dcgrpp", "invrpp", "asl", "map", "ndcg_cut", "official"} <= names
 
 
+@pytest.mark.slow
 def test_python_dash_m_entry_point_and_exit_codes():
     ok = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-m", "map",
                          str(PAPER / "qrels"), str(PAPER / "run.X")],

@@ -255,6 +255,7 @@ def test_a_worker_killed_while_writing_says_the_output_is_cut(tmp_path):
                                    "shard's lines, its last line may be cut short")
 
 
+@pytest.mark.slow
 def test_rpp_workers_write_the_same_bytes_to_files_and_pipes(tmp_path):
     """rpp eval -q -j 3 with one query per output shard (the workers write stdout in turn):
     the same bytes as -j 1, into a file and through a pipe; a reader that leaves early ends
@@ -420,6 +421,7 @@ def _outputs(tmp_path: Path, seed: int, args: tuple[str, ...], monkeypatch,
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_same_bytes_for_every_jobs_and_shard_size(tmp_path, monkeypatch, seed):
     """-j 1/2/3 x shard sizes 1, 7, all (default) of realistic collections: one output."""

@@ -68,6 +68,7 @@ def scipy_t(column: np.ndarray, level: float) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(paired(), st.sampled_from([0.5, 0.9, 0.95, 0.99]))
 def test_t_interval_and_upper_bound_equal_scipys(x, level):
@@ -87,6 +88,7 @@ def hedges(df: int) -> float:
     return float(np.exp(loggamma(df / 2) - loggamma((df - 1) / 2)) / np.sqrt(df / 2))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(paired(3))
 def test_effect_size_is_scipys_t_over_root_n_times_hedges_j(x):
@@ -125,6 +127,7 @@ def scipy_bootstrap(column: np.ndarray, level: float, method: str, resamples: in
 @settings(max_examples=120, deadline=None)
 @given(paired(2, 300), st.sampled_from(["percentile", "bca"]), st.sampled_from([0.8, 0.95]),
        st.integers(0, 2 ** 63 - 1), st.sampled_from([1, 99, 999]))
+@pytest.mark.slow
 def test_bootstrap_intervals_equal_scipys_with_the_same_resamples(x, method, level, seed, b):
     low, high = bootstrap_interval(x, level, method, b, np.random.default_rng(seed))
     for j in range(x.shape[1]):
@@ -201,6 +204,7 @@ def rank_columns(draw) -> np.ndarray:
     return np.column_stack([wilcoxon_tie_values(draw, n) for _ in range(draw(st.integers(1, 3)))])
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(rank_columns())
 def test_wilcoxon_and_sign_test_equal_scipys(x):
@@ -216,6 +220,7 @@ def test_wilcoxon_and_sign_test_equal_scipys(x):
         assert close(s[j], scipy_stats.binomtest(pos, nonzero).pvalue if nonzero else 1.0)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 10), st.integers(0, 10)), min_size=1, max_size=60))
 def test_wilcoxon_ties_precision_differences_as_exact_arithmetic_does(hits):

@@ -103,6 +103,7 @@ def _spy_streams(monkeypatch) -> list[RunStream]:
     return made
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [3, 8, 14])
 def test_a_query_that_comes_back_is_joined_again(tmp_path, monkeypatch, seed):
     """The same lines in another order (shuffled, or one query's first line moved to the

@@ -214,6 +214,7 @@ def test_kernel_antisymmetry_and_chunking(n_queries, n_runs, seed):
 
 @given(st.lists(st.lists(st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0, 3.0, 1e9, float("nan")]),
                          max_size=12), min_size=1, max_size=6))
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 def test_graded_populations_are_the_items_at_or_above_each_grade(grades):
     """Each query's segments are its distinct relevant grades λ in ascending order, and each

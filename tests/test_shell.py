@@ -177,6 +177,7 @@ def test_measures_reads_the_registry(monkeypatch):
         "zz_test\tmetric\tnowhere\ta measure only this test knows; parameters: none")
 
 
+@pytest.mark.slow
 def test_every_listed_measure_is_accepted_by_eval():
     for name, m in REGISTRY.items():
         if m.family == "diversity" or m.options.get("populations") == "subtopic":

@@ -196,6 +196,7 @@ def hsd_numpy(values: np.ndarray, permutations: int, rng: np.random.Generator) -
 
 @pytest.mark.parametrize("kind,runs", [("metric", 9), ("preference", 9), ("preference", 60),
                                        ("metric", 2)])
+@pytest.mark.slow
 def test_hsd_p_values_are_those_of_the_numpy_loop(kind, runs):
     """The kernel sums the trials as the per-query numpy loop did, from the same random draws
     (drawn into a C-ordered block): the p-values are the same bits, over full blocks and a

@@ -231,6 +231,7 @@ def slow_st_rpp(qrels, sub, runs):
 
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.slow
 @given(collections())
 def test_st_rpp_matches_literal_spec(tmp_path, coll):
     qrels, sub, runs = coll

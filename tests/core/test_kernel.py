@@ -109,6 +109,7 @@ def kernel_split(data: bytes, max_token: int, max_line: int = 1 << 20):
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=40), st.integers(1, 12),
        st.sampled_from([1 << 20, 1, 3, 8, 15, 30, 60]))
+@pytest.mark.slow
 def test_split_matches_the_reference(pieces, max_token, max_line):
     """Fields, and the first error of each kind at its line: a control byte, a field too
     long, a refused character (C1, U+2028/9, bidi; a byte 0x80-0x9f that is not UTF-8), a
@@ -123,6 +124,7 @@ def test_split_matches_the_reference(pieces, max_token, max_line):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=40), st.integers(1, 12),
        st.integers(1, 60), st.data())
+@pytest.mark.slow
 def test_a_line_too_long_is_decided_by_its_first_bytes(pieces, max_token, max_line, data):
     """What a streamed reader holds of a long line (its first max_line + 1 bytes or more,
     cut anywhere after) gives the error the whole data gives: the line's length decides
@@ -149,6 +151,7 @@ def _line_start(text: bytes, number: int) -> int:
 REFUSED = [*range(0x80, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
 
 
+@pytest.mark.slow
 def test_every_code_point_and_every_lone_byte():
     """Exhaustively: of all 1,112,064 characters, UTF-8 encoded in a field, exactly the 43
     of contract §1 are refused (C1 U+0080-U+009F, U+2028-U+2029, U+202A-U+202E,
@@ -231,6 +234,7 @@ def test_hex_and_exponents_are_numbers():
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([0.0, -0.0, 1.0, 1.5, -2.0]),
                           st.binary(min_size=1, max_size=6)), max_size=60))
+@pytest.mark.slow
 def test_rank_is_a_sort(rows):
     col = column_of([d for _, _, d in rows])
     query = np.array([q for q, _, _ in rows], dtype=np.int64)
@@ -243,6 +247,7 @@ def test_rank_is_a_sort(rows):
 
 # -- StrMap --------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 4), st.binary(max_size=20)), max_size=200))
 def test_dictionary_is_exact(rows):
@@ -449,6 +454,7 @@ def test_interleave_wrapper_refuses_what_it_would_have_to_cast():
 @given(st.data(), st.integers(1, 3), st.integers(0, 3),
        st.sampled_from(["none", "code", "bound", "pair", "W", "relevant"]), st.integers(-2, 9),
        st.sampled_from([0, 1]))
+@pytest.mark.slow
 def test_interleave_raises_or_counts(data, n_runs, nq, corrupt, value, method):
     """Valid rankings with at most one argument corrupted: a Python error (never for valid
     ones), or else N = |A ∪ B| and |Σ_k sgn| <= N for every pair and query, for both
@@ -492,6 +498,7 @@ def test_interleave_raises_or_counts(data, n_runs, nq, corrupt, value, method):
 
 # -- gather ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @given(st.lists(st.binary(max_size=12), max_size=30), st.randoms(use_true_random=False))
 @settings(max_examples=200, deadline=None)
 def test_gather_is_the_strings_one_after_another(strings, rng):

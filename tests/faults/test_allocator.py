@@ -35,6 +35,7 @@ def test_the_users_settings_win(var):
     assert _tune({var: "131072"}) == "False"
 
 
+@pytest.mark.slow
 def test_same_bytes_with_and_without_tuning():
     """The allocator changes where arrays live, never a value."""
     args = ["-m", "rpp_cli", "eval", "-q", "-j", "2", "--precision", "10", str(DEMO / "qrels"),

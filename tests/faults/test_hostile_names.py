@@ -138,6 +138,7 @@ def test_latex_names_are_text(tmp_path, view):
     assert set(LATEX_NAMES) <= shown
 
 
+@pytest.mark.slow
 def test_plot_labels_are_drawn_as_written(tmp_path):
     """``$\\foo$`` used to fail in mathtext (exit 70) and ``$\\frac{1}{2}$`` was drawn as ½:
     now the heatmap and the levels ECDF draw both names as text."""

@@ -74,6 +74,7 @@ def test_every_command_works_with_stderr_closed(name):
     assert b"Traceback" not in closed.stdout
 
 
+@pytest.mark.slow
 def test_stderr_closed_through_the_shell():
     """The same through sh's own ``2>&-``: a failed check is still 1, its evidence on stdout."""
     cmd = " ".join(["exec", *RPP, "check", QRELS, "--baseline", MONOT5, BM25, "2>&-"])

@@ -63,6 +63,7 @@ def test_one_pipe_named_twice_is_refused(second):
         in line and "can be read only once" in line
 
 
+@pytest.mark.slow
 def test_qrels_and_run_on_one_pipe_are_refused_by_the_drop_ins():
     """trec-eval and ndeval read QRELS and RUN: one pipe named as both is refused (their
     status for a file they cannot use: 2 and 1)."""
@@ -73,6 +74,7 @@ def test_qrels_and_run_on_one_pipe_are_refused_by_the_drop_ins():
         assert "the same stream as '/dev/stdin'" in _one_error(res, status)
 
 
+@pytest.mark.slow
 def test_a_fifo_named_twice_is_refused(tmp_path):
     fifo = tmp_path / "run.fifo"
     os.mkfifo(fifo)
@@ -80,6 +82,7 @@ def test_a_fifo_named_twice_is_refused(tmp_path):
     assert "named twice: a stream can be read only once" in _one_error(res)
 
 
+@pytest.mark.slow
 def test_a_regular_file_named_twice_is_read_twice(tmp_path):
     """A file can be read again from its start: the same numbers for both names."""
     res = _run(["eval", "-Q", "-m", "map", "--name", "a", "--name", "b", QRELS, BM25, BM25])
@@ -119,6 +122,7 @@ def test_a_plot_that_is_an_input_is_refused(tmp_path, command, which):
     _untouched([qrels, bm25, dpr], before)
 
 
+@pytest.mark.slow
 def test_a_step_summary_that_is_an_input_is_refused(tmp_path):
     qrels, bm25, dpr = _inputs(tmp_path)
     before = [p.read_bytes() for p in (qrels, bm25, dpr)]
@@ -129,6 +133,7 @@ def test_a_step_summary_that_is_an_input_is_refused(tmp_path):
     _untouched([qrels, bm25, dpr], before)
 
 
+@pytest.mark.slow
 def test_stdout_appended_to_an_input_is_refused(tmp_path):
     """``rpp eval qrels run >> run``: refused before a byte is read or written, as cat(1)
     refuses ``cat f >> f``."""
@@ -143,6 +148,7 @@ def test_stdout_appended_to_an_input_is_refused(tmp_path):
     _untouched([qrels, bm25, dpr], before)
 
 
+@pytest.mark.slow
 def test_a_plot_to_dev_null_and_an_unrelated_stdout_file_work(tmp_path):
     out = tmp_path / "out.txt"
     with open(out, "wb") as sink:
@@ -188,6 +194,7 @@ def test_a_fifo_with_a_reader_gets_the_summary_whole(tmp_path):
     assert got and b"| " in got[0] and got[0].endswith(b"\n")
 
 
+@pytest.mark.slow
 def test_subtopics_of_another_collection_are_refused(tmp_path):
     """Subtopic qrels that judge none of the evaluated queries: every diversity measure would
     be 0 and every p-value 1."""
@@ -199,6 +206,7 @@ def test_subtopics_of_another_collection_are_refused(tmp_path):
         assert line.startswith(f"rpp: {other}: shares no evaluated query with the qrels")
 
 
+@pytest.mark.slow
 def test_subtopics_judging_some_queries_get_a_note(tmp_path):
     half = tmp_path / "subtopics"
     lines = open(SUBTOPICS).readlines()
@@ -244,6 +252,7 @@ def test_no_temporary_file_outlives_a_signal(tmp_path, how):
     assert status == (130 if how == "end" else -how)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command, status", [("eval", 0), ("trec-eval", 141)])
 def test_a_reader_gone_before_the_first_line(command, status):
     """``| true``: the report writers keep the command's status, the drop-ins exit 141 as

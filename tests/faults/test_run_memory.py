@@ -223,6 +223,7 @@ def test_ties_and_trec_order_walk_the_ranking_by_chunks(rows, chunk):
     assert _normal(trec, len(rows)) == want_trec
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(ROWS)
 def test_order_and_ties_of_the_kept_rows_without_their_scores(rows):
@@ -255,6 +256,7 @@ def test_codes_are_kept_as_int32_while_they_fit():
     assert big.dtype == np.int64 and big.tolist() == [0, 1 << 31]
 
 
+@pytest.mark.slow
 def test_a_freed_dictionary_goes_back_to_the_system():
     """encode frees its dictionary and trims the C heap: a dictionary of 500,000 (key,
     docno) entries in 5,000 tables (a few KiB each, below malloc's mmap threshold) stays

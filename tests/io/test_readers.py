@@ -106,6 +106,7 @@ def test_run_sharing_no_query(good, tmp_path):
     one_error_line(rpp("eval", q, r, other), r".*/other: shares no query with the qrels.*")
 
 
+@pytest.mark.slow
 def test_bad_line_deep_in_large_gzip_file(good, tmp_path):
     q, _, r2 = good
     big = tmp_path / "big.run"  # no .gz suffix: detected by magic bytes

@@ -128,6 +128,7 @@ def _bad_run(tmp_path: Path, line: bytes, gz: bool) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
 @pytest.mark.parametrize("what,line,message,number", BAD_LINES, ids=[b[0] for b in BAD_LINES])
 def test_bad_lines_give_one_error_at_every_window(tmp_path, monkeypatch, gz, what, line,
@@ -246,6 +247,7 @@ def test_every_row_knows_its_line_at_every_window(tmp_path, monkeypatch, seed):
         assert [run.line(i) for i in range(len(run))] == want
 
 
+@pytest.mark.slow
 def test_a_line_asked_for_while_rows_are_added(tmp_path):
     """A join thread asks for a repeated docno's line while the reader still adds rows: the
     view the lookup took stopped the buffers growing, and the reader's append raised

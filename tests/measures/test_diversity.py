@@ -221,6 +221,7 @@ SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=120)
 @given(topics())
 def test_equals_literal_restatement_exactly(tmp_path, topic):
@@ -283,6 +284,7 @@ def test_topics_of_every_shape_together_equal_the_literal_restatement(tmp_path, 
         assert got == slow(subs_of, ranking, alpha, beta, None), n
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(topics())
 def test_bounds(tmp_path, topic):
@@ -299,6 +301,7 @@ def test_bounds(tmp_path, topic):
             assert v <= 1 + 1e-12, name
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(topics())
 def test_the_greedy_ideal_ranking_scores_one(tmp_path, topic):
@@ -320,6 +323,7 @@ def test_the_greedy_ideal_ranking_scores_one(tmp_path, topic):
     assert [res.value(n, "7", "t") for n in names] == [1.0] * len(names)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(st.booleans(), min_size=1, max_size=9), st.permutations(DOCS), PARAMS, PARAMS)
 def test_one_subtopic_greedy_is_optimal(tmp_path, relevant, order, alpha, beta):

@@ -286,6 +286,7 @@ RANKING = st.lists(st.integers(0, 14), max_size=12, unique=True)
 @settings(max_examples=250, deadline=None)
 @given(st.lists(st.lists(RANKING, min_size=1, max_size=3), min_size=2, max_size=4),
        st.sets(st.integers(0, 14)), st.sampled_from(["balanced", "team-draft"]))
+@pytest.mark.slow
 def test_kernel_matches_the_reference(runs, relevant, method):
     """R runs × Q queries of codes 0-14 (a code stands for one (query, docno), so the queries
     here share codes, which the kernel does not mind); every ordered pair, both stops."""
@@ -347,6 +348,7 @@ def test_realistic_collections_match_the_reference(tmp_path, seed):
     _realistic_case(tmp_path, seed)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.integers(40, 10**6))
 def test_random_realistic_collections_match_the_reference(tmp_path_factory, seed):

@@ -183,6 +183,7 @@ def c_inputs(ranking: list[int], extra: list[int], level: int, judged_only: bool
 @given(st.lists(QUERY, min_size=1, max_size=6), st.integers(1, 3),
        st.lists(SHARE, min_size=1, max_size=12), st.sampled_from(["10.0", "9.0.8"]),
        st.booleans())
+@pytest.mark.slow
 def test_interpolated_precision_is_the_c_loop(queries, level, shares, release, judged_only):
     """iprec_at_recall (shares sorted, as trec_eval sorts them) and 11pt_avg (shares in the
     given order, repeats and all) equal the C's loop bit for bit, in both releases' rounding."""
@@ -207,6 +208,7 @@ PAIR = st.tuples(st.sampled_from(["p", "0", "1", "2", "3", "5", "-1", "-2"]),
        st.lists(PAIR, max_size=4, unique_by=lambda pair: pair[0]),
        st.one_of(st.sampled_from([0.9, 0.5, 0.95, 0.0, 1.0]), st.floats(0.01, 0.99)),
        st.lists(st.integers(1, 60), min_size=1, max_size=4, unique=True))
+@pytest.mark.slow
 def test_rbp_rbp_resid_and_unj_are_the_c_loops(queries, level, pairs, p, cuts):
     """rbp (grade=gain pairs, p=P; the level plays no part), rbp_resid and unj equal the C's
     loops bit for bit."""

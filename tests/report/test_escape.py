@@ -52,6 +52,7 @@ def unescape_ident(text: str) -> bytes:
                               lambda t: t.encode("utf-8", "surrogatepass")),
                           st.sampled_from([b"\\", b"\\x", b"\\xff", b"\xff", b"\\\xff"])),
                 max_size=6).map(b"".join))
+@pytest.mark.slow
 def test_ident_is_valid_utf8_and_injective(raw):
     """Any bytes: the text encodes as strict UTF-8 (no surrogate left) and decodes back to
     exactly the bytes, so two distinct ids never print alike."""

@@ -395,6 +395,7 @@ def test_trec_bytes_survive_partial_writes_of_a_raw_stdout():
     assert bytes(raw.got) == line
 
 
+@pytest.mark.slow
 def test_unbuffered_python_prints_the_same_bytes():
     """``python -u`` (stdout's buffer a raw file) prints through a pipe what rpp prints
     otherwise, byte for byte."""
