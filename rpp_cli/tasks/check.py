@@ -281,10 +281,7 @@ def _dropped(ctx: Context, results: Results, c: int, max_drops: list[tuple[str, 
     run_names = ctx.collection.run_names
     verdicts = []
     for (_, delta), m in zip(max_drops, dropped):
-        out = m.studied[0]
-        # the values rpp eval prints: a mean, or the sum for trec_eval's counts (num_ret)
-        base, mine = (ctx.results.value(out, ALL, run) for run in (run_names[0], run_names[c]))
-        drop = base - mine if m.higher_is_better else mine - base
+        out, base, mine, drop = _drop(ctx, m, c)
         # a drop equal to the delta passes; float rounding (0.8 - 0.7 is 0.1 + 9e-17)
         # decides nothing: within TIE_TOLERANCE of the magnitudes is equal, as for ties
         allowed = delta + TIE_TOLERANCE * max(abs(base), abs(mine), delta)
@@ -294,6 +291,15 @@ def _dropped(ctx: Context, results: Results, c: int, max_drops: list[tuple[str, 
                                 (f"{out}_drop",), "max_drop",
                                 (("drop", drop), ("delta", delta))))
     return verdicts
+
+
+def _drop(ctx: Context, m: Measure, c: int) -> tuple[str, float, float, float]:
+    """The output ``m`` gates, the baseline's and candidate ``c``'s values as rpp eval prints
+    them (a mean, or the sum for trec_eval's counts such as num_ret) and the drop between
+    them (positive: the candidate is worse)."""
+    out, names = m.studied[0], ctx.collection.run_names
+    base, mine = (ctx.results.value(out, ALL, run) for run in (names[0], names[c]))
+    return out, base, mine, base - mine if m.higher_is_better else mine - base
 
 
 def per_query_drops(values: np.ndarray, c: int, higher_is_better: bool) -> np.ndarray:
@@ -323,9 +329,7 @@ def _non_inferior(ctx: Context, results: Results, c: int, max_drops: list[tuple[
     run_names = ctx.collection.run_names
     verdicts = []
     for (_, delta), m in zip(max_drops, dropped):
-        out = m.studied[0]
-        base, mine = (ctx.results.value(out, ALL, run) for run in (run_names[0], run_names[c]))
-        drop = base - mine if m.higher_is_better else mine - base
+        out, _, _, drop = _drop(ctx, m, c)
         per_query = per_query_drops(ctx.metrics[out], c, m.higher_is_better)
         n = len(per_query)
         scale = n if is_count(out) else 1  # the drop of a sum over the queries
