@@ -24,9 +24,8 @@ from typing import Callable, Iterator
 
 import pytest
 
-from tests.conftest import DEMO, ctrl_c_as_from_a_terminal, rpp
+from ..conftest import DEMO, ctrl_c_as_from_a_terminal, rpp
 
-pytest.importorskip("distributed")
 pytestmark = pytest.mark.slow
 
 RPP = [sys.executable, "-m", "rpp_cli", "eval", "-Q"]

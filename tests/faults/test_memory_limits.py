@@ -156,8 +156,8 @@ def test_openblas_giving_up_as_numpy_loads_is_one_line():
     env = _env(OPENBLAS_NUM_THREADS="1")  # what rpp sets under a limit
     found = next((limit for limit in range(_loading()[0], _floor(), -3 * MB)
                   if b"OpenBLAS" in _limited(bare, limit, env).stderr), None)
-    if found is None:
-        pytest.skip("numpy's BLAS here is not OpenBLAS, or it never gives up so")
+    assert found is not None, ("no limit where OpenBLAS gives up as numpy loads: numpy's "
+                               "wheels bundle OpenBLAS, which this test is about")
     for limit in (found, found - 3 * MB):
         res = _rpp(COMMANDS["check-fail"], limit)
         assert _out_of_memory(res).startswith(STARTING), limit // MB
