@@ -537,8 +537,10 @@ def _blocked_with_workers(paths: list[str], *flags: str, **popen
     those are the workers that write its 6 MB of lines (nothing else writes to stdout); with
     ``--dask local:2`` rpp writes them while its cluster lives: none of them, nor rpp, can end
     before the test reads (a pipe holds 64 KiB at most). Whatever the test does next meets
-    them running, however fast the machine."""
-    env = {**os.environ, "RPP_SHARD_QUERIES": "1"}
+    them running, however fast the machine. A shard a query keeps -j 2's workers writing
+    (each writes its shards' lines); a Dask cluster's shards keep their default size (rpp
+    writes the lines, and 2,000 one-query Dask tasks would take half a minute)."""
+    env = {**os.environ, **({} if flags else {"RPP_SHARD_QUERIES": "1"})}
     popen.setdefault("preexec_fn", ctrl_c_as_from_a_terminal)
     proc = subprocess.Popen([sys.executable, "-m", "rpp_cli", "eval", "-q",
                              *(flags or ("-j", "2")), *paths],

@@ -9,6 +9,7 @@ fitting moves with the machine, Python, numpy and OpenBLAS.
 """
 from __future__ import annotations
 
+import compileall
 import os
 import resource
 import subprocess
@@ -18,9 +19,17 @@ from typing import Callable
 
 import pytest
 
-from tests.conftest import DEMO
+from tests.conftest import DEMO, ROOT
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _bytecode_written() -> None:
+    """Every child loads rpp_cli from bytecode, as an installed package does: a module whose
+    .pyc is missing or stale is compiled in the child, which costs address space, so the
+    limits measured here would move with whichever test happened to write it first."""
+    assert compileall.compile_dir(str(ROOT / "rpp_cli"), quiet=1)
 
 MB = 1 << 20
 CEILING = 2048 * MB  # a limit every command on the demo data fits in
