@@ -19,6 +19,7 @@ DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
 QRELS = str(DEMO / "qrels")
 RUNS = sorted(str(p) for p in (DEMO / "runs").iterdir())
 LINE = re.compile(r"^(\S+) *\t(\S+)\t(\S+)\t(?:(\S+)\t)?(-?\d+\.\d+|nan)$")
+RANK_LINE = re.compile(r"^(\S+_rank) *\t(all)\t(\S+)\t()(\d+(?:\.5)?)$")  # 5 or 5.5
 
 
 def rpp(*args: str) -> subprocess.CompletedProcess:
@@ -49,9 +50,9 @@ def parse(stdout: str) -> dict[tuple[str, str, str, str | None], float]:
     """{(measure, qid, run, other): value}; every line must have the contract §7 layout."""
     out = {}
     for line in stdout.splitlines():
-        m = LINE.match(line)
+        m = LINE.match(line) or RANK_LINE.match(line)
         assert m, line
-        out[m.group(1), m.group(2), m.group(3), m.group(4)] = float(m.group(5))
+        out[m.group(1), m.group(2), m.group(3), m.group(4) or None] = float(m.group(5))
     return out
 
 

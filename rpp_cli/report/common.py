@@ -13,6 +13,8 @@ from .escape import ident
 
 
 COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
+FIXED, COUNT, RANK = 0, 1, 2  # how a measure's values print (styles)
+RANK_SUFFIX = "_rank"
 
 
 def columns(text: str) -> int:
@@ -34,6 +36,18 @@ def pad(text: str, width: int, right: bool = False) -> str:
 def is_count(measure: str) -> bool:
     """Counts print as integers, as trec_eval prints them (contract §7)."""
     return measure in COUNTS
+
+
+def styles(measures: list[str]) -> list[int]:
+    """How each measure's values print (contract §7): COUNT as trec_eval prints counts, an
+    integer; RANK, a system ordering's rank (contract §5), as the integer or half it is (``5``,
+    ``5.5`` for runs tied at 5 and 6) whatever the precision; FIXED decimals otherwise. A
+    rank is ``M_rank`` where M is a measure of the same table (``rpp_win``, ``rpp_borda``,
+    ``map``...), so that trec_eval's ``recip_rank`` stays a measure."""
+    names = set(measures)
+    return [COUNT if m in COUNTS else
+            RANK if m.endswith(RANK_SUFFIX) and m[:-len(RANK_SUFFIX)] in names else FIXED
+            for m in measures]
 
 
 def is_p_value(measure: str) -> bool:
@@ -66,11 +80,13 @@ def row_ends(measures: list[str], runs: list[str], verdicts: Verdicts | None,
     return [[render(gates.get((m, r))) for r in runs] for m in measures]
 
 
-def number(value: float, precision: int | None, count: bool = False) -> str:
-    """A value as every format prints it (contract §7: fixed decimals, counts as integers, no
-    negative zero), so all formats agree; ``precision`` None prints it in full (``repr``)."""
-    if count and math.isfinite(value):
-        return str(int(value))
+def number(value: float, precision: int | None, style: int = FIXED) -> str:
+    """A value as every format prints it (contract §7: fixed decimals, counts as integers,
+    ranks as ``5`` or ``5.5``, no negative zero), so all formats agree; ``style``: see
+    :func:`styles`; ``precision`` None prints it in full (``repr``)."""
+    if style != FIXED and math.isfinite(value):
+        exact = style == COUNT or float(value).is_integer()
+        return str(int(value)) if exact else repr(float(value))
     if precision is None:
         return repr(value)
     text = f"{value:.{precision}f}"

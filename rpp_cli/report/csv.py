@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..results import Results
-from .common import (Verdicts, coded_rows, is_count, machine_precision, number, row_ends,
+from .common import (Verdicts, coded_rows, machine_precision, number, row_ends, styles,
                      write_lines)
 from .escape import csv_field
 
@@ -27,10 +27,10 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     r_txt = [csv_field(r) + "," for r in runs]
     o_txt = [csv_field(r) + "," for r in runs] + [","]
     out.write(",".join(HEADER + (("verdict",) if verdicts else ())) + "\n")
-    count = [is_count(m) for m in measures]
+    style = styles(measures)
     digits = machine_precision(measures, precision)
     end = row_ends(measures, runs, verdicts, lambda v: "\n" if not verdicts else f",{v or ''}\n")
-    write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}{number(v, digits[m], count[m])}"
+    write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}{number(v, digits[m], style[m])}"
                       f"{end[m][r]}" for m, q, r, o, v in rows))
     for path, digest in getattr(verdicts, "inputs", ()):  # rpp check's input files
         out.write(f"input,{q_txt[-1]}{csv_field(path)},,,{digest or ''}\n")

@@ -10,7 +10,7 @@ import math
 from typing import TextIO
 
 from ..results import Results
-from .common import (Verdicts, coded_rows, is_count, machine_precision, number, row_ends,
+from .common import (Verdicts, coded_rows, machine_precision, number, row_ends, styles,
                      write_lines)
 from .escape import json_string
 
@@ -28,12 +28,12 @@ def write(results: Results, out: TextIO, precision: int = 4, summary: bool = Tru
     q_txt = [f'{enc(q)}, "run": ' for q in qids]
     r_txt = [enc(r) for r in runs]
     o_txt = [f', "other": {enc(r)}, "value": ' for r in runs] + [', "other": null, "value": ']
-    count = [is_count(m) for m in measures]
+    style = styles(measures)
     digits = machine_precision(measures, precision)
     end = row_ends(measures, runs, verdicts,
                    lambda v: "}\n" if not verdicts else f', "verdict": {enc(v)}}}\n')
     write_lines(out, (f"{m_txt[m]}{q_txt[q]}{r_txt[r]}{o_txt[o]}"
-                      f"{number(v, digits[m], count[m]) if math.isfinite(v) else 'null'}"
+                      f"{number(v, digits[m], style[m]) if math.isfinite(v) else 'null'}"
                       f"{end[m][r]}" for m, q, r, o, v in rows))
     for path, digest in getattr(verdicts, "inputs", ()):  # rpp check's input files
         out.write(f'{{"measure": "input", "qid": {q_txt[-1]}{enc(path)}, "other": null, '

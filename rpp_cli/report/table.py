@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable, TextIO
 
 from ..results import ALL, Results
-from .common import columns, is_count, number, pad
+from .common import columns, number, pad, styles
 
 Mark = Callable[[str, str, "str | None"], str]
 
@@ -18,12 +18,13 @@ def write(results: Results, out: TextIO, precision: int = 4, mark: Mark | None =
           legend: str | None = None) -> None:
     """Write the per-run table, then one matrix per pair measure, blank-line separated."""
     mark = mark or (lambda measure, run, other: "")
+    style = dict(zip(results.measures, styles(results.measures)))
     per_run: dict[str, dict[str, str]] = {}
     pairs: dict[str, dict[tuple[str, str], str]] = {}
     for measure, qid, run, other, value in results.rows():
         if qid != ALL:
             continue
-        cell = f"{number(value, precision, is_count(measure))}{mark(measure, run, other)}"
+        cell = f"{number(value, precision, style[measure])}{mark(measure, run, other)}"
         if other is None:
             per_run.setdefault(measure, {})[run] = cell
         else:

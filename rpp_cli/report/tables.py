@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, TextIO
 
 from ..results import Results
-from .common import coded_rows, is_count, number
+from .common import coded_rows, number, styles
 
 PER_RUN = "per-run measures"
 
@@ -45,12 +45,13 @@ def tables(results: Results, precision: int = 4, summary: bool = True) -> Iterat
     """Every table of ``results`` in output order (see the module docstring), a query's at a
     time: rows come grouped by query, so only one query's cells are held."""
     measures, qids, runs, rows = coded_rows(results, summary)
+    style = styles(measures)
     query, pairs, singles = -1, {}, {}  # the query's m -> (r, o) -> text, m -> r -> text
     for m, q, r, o, v in rows:
         if q != query:
             yield from _query_tables(results, qids[query], pairs, singles)
             query, pairs, singles = q, {}, {}
-        text = number(v, precision, is_count(measures[m]))
+        text = number(v, precision, style[m])
         if o < 0:
             singles.setdefault(m, {})[r] = text
         else:

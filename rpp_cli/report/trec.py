@@ -11,7 +11,7 @@ import numpy as np
 from ..core import format_rows
 from ..engine import Lazy, Processes, query_shards, write_all, writers
 from ..results import ALL, Results, row_bounds
-from .common import is_count
+from .common import COUNT, RANK, number, styles
 
 # Rows formatted at once, at most (unless one query has more): bounded memory. Each of 16
 # writing workers holds a shard's columns, order and text at once: 160 runs' preferences at
@@ -78,10 +78,11 @@ def _shard_bounds(counts: np.ndarray, workers: int) -> np.ndarray:
                                      row_bounds(counts, _CHUNK))))
 
 
-def _names(results: Results) -> tuple[bytes, np.ndarray, np.ndarray, np.ndarray]:
+def _names(results: Results) -> tuple[bytes, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every measure, qid (``all`` last), run and other run (none last) with its tab, as one
     table of bytes (ids as read: surrogateescape), its offsets, which names are count
-    measures, and where each of the four groups starts in the table."""
+    measures, where each of the four groups starts in the table, and which measures are
+    ranks (printed here, not by the kernel: :func:`_rank_lines`)."""
     groups = ([f"{name:<22}\t" for name in results.measures],
               [f"{qid}\t" for qid in results.qids + [ALL]],
               [f"{run}\t" for run in results.runs],
@@ -89,19 +90,39 @@ def _names(results: Results) -> tuple[bytes, np.ndarray, np.ndarray, np.ndarray]
     texts = [t.encode("utf-8", "surrogateescape") for group in groups for t in group]
     lens = np.array([len(t) for t in texts], dtype=np.int64)
     offsets = np.concatenate(([0], np.cumsum(lens)))
+    style = np.array(styles(results.measures), dtype=np.uint8)
     count = np.zeros(len(texts), dtype=np.uint8)
-    count[:len(results.measures)] = [is_count(name) for name in results.measures]
-    return b"".join(texts), offsets, count, np.cumsum([0] + [len(g) for g in groups[:-1]])
+    count[:len(results.measures)] = style == COUNT
+    return (b"".join(texts), offsets, count, np.cumsum([0] + [len(g) for g in groups[:-1]]),
+            style == RANK)
 
 
 def _format(columns: tuple[np.ndarray, ...], names: tuple, precision: int) -> bytes:
     """The lines of rows ``columns`` (m, q, r, o, value codes, in output order; q and o -1
-    for ``all`` and none), as the kernel prints them."""
+    for ``all`` and none), as the kernel prints them; the rows of ranks (a stretch of ``all``
+    rows a measure) as :func:`_rank_lines` does."""
     m, q, r, o, v = columns
-    table, offsets, count, first = names
+    table, offsets, count, first, rank = names
     last_q, last_o = first[2] - 1, len(count) - 1
-    index = [m + first[0], np.where(q < 0, last_q, q + first[1]), r + first[2],
-             np.where(o < 0, last_o, o + first[3])]
-    return format_rows(*(np.ascontiguousarray(x, dtype=np.int64) for x in index),
-                       np.ascontiguousarray(v, dtype=np.float64), table, offsets, count,
-                       precision)
+    index = [np.ascontiguousarray(x, dtype=np.int64) for x in
+             (m + first[0], np.where(q < 0, last_q, q + first[1]), r + first[2],
+              np.where(o < 0, last_o, o + first[3]))]
+    values = np.ascontiguousarray(v, dtype=np.float64)
+    ranked = rank[m]
+    bounds = [0, *(np.flatnonzero(np.diff(ranked)) + 1).tolist(), len(m)]
+    parts = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        part = [np.ascontiguousarray(x[lo:hi]) for x in index]
+        parts.append(_rank_lines(part, values[lo:hi], table, offsets) if ranked[lo:hi].any() else
+                     format_rows(*part, values[lo:hi], table, offsets, count, precision))
+    return b"".join(parts)
+
+
+def _rank_lines(index: list[np.ndarray], values: np.ndarray, table: bytes,
+                offsets: np.ndarray) -> bytes:
+    """Lines as :func:`format_rows` writes them (``index``: the four name columns, name i
+    ``table[offsets[i]:offsets[i + 1]]``), each value a rank (``5``, ``5.5``): a few rows a
+    measure, in Python."""
+    return b"".join(b"".join(table[offsets[i]:offsets[i + 1]] for i in row)
+                    + number(v, None, RANK).encode("ascii") + b"\n"
+                    for row, v in zip(zip(*index), values.tolist()))

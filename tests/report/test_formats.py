@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rpp_cli.report import FORMATS, MACHINE_FORMATS, write
-from rpp_cli.report.common import is_count, number
+from rpp_cli.report.common import number, styles
 from rpp_cli.results import Results
 
 from ..conftest import DEMO, rpp
@@ -292,10 +292,10 @@ def test_unknown_format_is_a_usage_error():
 
 def literal_trec(results: Results, precision: int) -> str:
     """contract §7's trec lines, written from the definition: common.number per value."""
-    lines = []
+    lines, style = [], dict(zip(results.measures, styles(results.measures)))
     for measure, qid, run, other, value in results.rows():
         fields = [f"{measure:<22}", qid, run] + ([] if other is None else [other])
-        lines.append("\t".join(fields) + "\t" + number(value, precision, is_count(measure)))
+        lines.append("\t".join(fields) + "\t" + number(value, precision, style[measure]))
     return "".join(line + "\n" for line in lines)
 
 
@@ -310,12 +310,13 @@ IDS = st.binary(min_size=1, max_size=12).map(lambda b: b.decode("utf-8", "surrog
 def test_trec_lines_are_the_literal_definition(precision, data):
     """The kernel's lines (format_rows) against common.number row by row: any float (NaN of
     either sign, infinities, subnormals, halfway cases, 1e308), count measures as integers,
-    no negative zero, and ids of any bytes (written back as read)."""
+    no negative zero, ranks (map_rank beside map) as 5 or 5.5, and ids of any bytes (written
+    back as read)."""
     qids = data.draw(st.lists(IDS, min_size=1, max_size=3, unique=True))
     runs = data.draw(st.lists(IDS, min_size=2, max_size=3, unique=True))
     res = Results(qids, runs)
-    for measure in data.draw(st.lists(st.sampled_from(["map", "num_ret", "rpp", "P_10"]),
-                                      min_size=1, unique=True)):
+    for measure in data.draw(st.lists(st.sampled_from(["map", "num_ret", "rpp", "P_10",
+                                                       "map_rank"]), min_size=1, unique=True)):
         q = data.draw(st.integers(-1, len(qids) - 1))
         n = len(runs)
         values = np.array(data.draw(st.lists(VALUES, min_size=n, max_size=n)))
