@@ -4,7 +4,13 @@
 Collections come from fixtures/make_collection.py with ``--docnos mixed`` (short numeric,
 msmarco_passage_NN_N, 40-byte hex and UTF-8 ids of mixed lengths), cached in bench/data/; the
 45M-line gzipped run from bench/big_run.py (copies of such a run). The targets are issue 18's
-for a 2-core machine; ``rpp -j 1`` is timed beside some scenarios for information.
+for a 2-core machine; ``rpp -j 1`` is timed beside some scenarios for information. Issue 36's
+scenarios run on shapes the code was not tuned to: tall-deep and L-deep are tall's and L's
+sizes generated with another seed and pool, judged as depth pooling judges (90 and 500
+documents a query, grades 0-3 spread by ``--grades``); qrels-only reads tall-deep's 4.5M
+judgments with a 100-line run; one-query is a 45M-line gzipped run of one query
+(bench/one_query.py) whose line 2 repeats a docno; the -j2 lines time ``-j 1`` against
+``-j 2`` (bench/serial.py names the serial steps behind that ratio).
 
 Every command of a scenario runs up to ``--repeat`` times, interleaved with the other commands
 of the scenario (rpp, rpp -j 1, baseline, rpp, rpp -j 1, ...), so the ratios come from one
@@ -74,6 +80,10 @@ class Collection:
     pool: int  # judged pool per query: candidates the runs rank
     judged_share: float = 0.25  # share of a pool's non-relevant documents judged
     copies: int = 0  # > 0: one big gzipped run (bench/big_run.py), `copies` x the template
+    seed: int | None = None  # the generator's --seed (None: its default)
+    judged_per_query: int | None = None  # the generator's --judged-per-query (depth pooling)
+    grades: str | None = None  # the generator's --grades (shares of grades 0, 1, ...)
+    one_query: bool = False  # one run of `depth` lines of one query (bench/one_query.py)
 
     @property
     def lines(self) -> int:
@@ -83,8 +93,32 @@ class Collection:
         """Its folder name under bench/data/ (every parameter that changes the files)."""
         share = "" if self.judged_share == 0.25 else f"-judged{self.judged_share:g}"
         big = f"-big{self.copies}" if self.copies else ""
+        seed = "" if self.seed is None else f"-seed{self.seed}"
+        per_query = "" if self.judged_per_query is None else f"-jq{self.judged_per_query}"
+        grades = "" if self.grades is None else "-g" + "-".join(
+            f"{float(s.split(':')[1]) * 100:g}" for s in self.grades.split(","))
         return (f"{name}-{self.runs}x{self.queries}x{self.depth}-p{self.pool}{share}{big}"
-                f"-{DOCNOS}")
+                f"{seed}{per_query}{grades}-{DOCNOS}")
+
+    def generator(self) -> list[str]:
+        """The command line (less --out) that writes the collection's files."""
+        size = ["--queries", str(self.queries), "--depth", str(self.depth)]
+        if self.one_query:
+            return [str(HERE / "one_query.py"), "--lines", str(self.depth)]
+        if self.copies:
+            return [str(HERE / "big_run.py"), "--copies", str(self.copies), *size,
+                    "--pool", str(self.pool)]
+        extra = [*(["--seed", str(self.seed)] if self.seed is not None else []),
+                 *(["--judged-per-query", str(self.judged_per_query)]
+                   if self.judged_per_query is not None else []),
+                 *(["--grades", self.grades] if self.grades is not None else [])]
+        return [str(GENERATOR), "--runs", str(self.runs), "--docnos", DOCNOS,
+                "--judged-share", str(self.judged_share), *size, "--pool", str(self.pool),
+                *extra]
+
+
+# Issue 36's grade spread of the unseen shapes: over half the judged documents not relevant.
+DEEP_GRADES = "0:0.55,1:0.3,2:0.1,3:0.05"
 
 
 COLLECTIONS = {
@@ -97,6 +131,18 @@ COLLECTIONS = {
     # one gzipped run of 45M lines (2.1 GB decompressed): 100 copies of a 450-query run,
     # qids renamed Q_k; runs/run.gz and runs/bad.gz (one truncated line 1000 lines from the end)
     "big": Collection(1, 450, 1000, 1500, copies=100),
+    # Issue 36's unseen shapes: the sizes of tall and L, generated independently of them
+    # (another seed and pool), judged as depth pooling judges (the documents the runs rank
+    # best, a fixed number per query) with grades 0-3 spread as DEEP_GRADES.
+    # tall-deep: 90 judged per query, 4.5M qrels lines
+    "tall-deep": Collection(5, 50_000, 100, 150, seed=36, judged_per_query=90,
+                            grades=DEEP_GRADES),
+    # L-deep: 500 judged per query
+    "L-deep": Collection(40, 250, 1000, 2000, seed=36, judged_per_query=500,
+                         grades=DEEP_GRADES),
+    # one gzipped run of 45M lines of one query, every line the same (2.2 GB plain, 6.4 MB
+    # gzipped): line 2 repeats line 1's docno
+    "one-query": Collection(1, 1, 45_000_000, 0, one_query=True),
 }
 
 
@@ -119,6 +165,7 @@ class Scenario:
     jobs1: bool = False      # time `rpp ... -j 1` too
     default: bool = True     # part of a plain `make bench`
     run_files: tuple[str, ...] = ()  # only these files of the collection's runs/ (by name)
+    run_head: int = 0  # > 0: one run, the first `run_head` lines of the collection's first run
     stdin: bool = False      # the one run is given as `-`, its file on standard input
     expect_error: str | None = None  # rpp must exit 2 with this in its error line
     needs_gb: float = 0.0    # memory it needs: a plain `make bench` skips it on a smaller machine
@@ -154,6 +201,29 @@ SCENARIOS = [
         Target("peak_mb", "<=", GIB_MB, "peak memory (MB; 1.5 GiB)")], notes=[
         "the run's line 44,999,001 is cut after its rank: rpp reads to the end, then exits 2 "
         "naming that line"]),
+    # Issue 36's targets on the unseen shapes (2-core machine, medians side by side).
+    Scenario("tall-deep", "tall-deep", ["eval"], naive=True, targets=[
+        Target("ratio_to_naive", "<=", 0.5, "time / naive.py time"),
+        Target("peak_mb", "<=", 1500, "peak memory (MB)")]),
+    Scenario("qrels-only", "tall-deep", ["eval", "-m", "map"], naive=True, run_head=100,
+             targets=[Target("peak_mb", "<=", 400, "peak memory (MB)")],
+             notes=["tall-deep's 4.5M qrels lines and a run of 100 lines: what reading the "
+                    "qrels costs (naive.py's figure beside it: its dicts of the judgments)"]),
+    Scenario("L-deep", "L-deep", ["eval", "-q"], naive=True, targets=[
+        Target("ratio_to_naive", "<=", 0.4, "time / naive.py time")]),
+    Scenario("L-deep-pref", "L-deep", ["eval", "-q", *PREF_MEASURES], pref_eval=True,
+             targets=[Target("speedup_vs_pref_eval", ">=", 40, "pref_eval time / time")]),
+    Scenario("one-query", "one-query", ["eval", "-m", "map"], run_files=("run.gz",),
+             needs_gb=9, expect_error=":2: docno 'msmarco_passage_17_8812345' repeated",
+             targets=[Target("peak_mb", "<=", GIB_MB, "peak memory (MB; 1.5 GiB)"),
+                      Target("seconds", "<=", 5.0, "time to the error (s)")],
+             notes=["45M lines of one query, each the same line: rpp exits 2 naming line 2"]),
+    # -j 1 -> -j 2 (issue 36): what the serial part leaves of two cores (bench/serial.py
+    # names its steps)
+    Scenario("L-deep-j2", "L-deep", ["eval", "-q", "-j", "2"], jobs1=True, targets=[
+        Target("jobs1_speedup", ">=", 1.85, "-j 1 time / -j 2 time")]),
+    Scenario("tall-deep-j2", "tall-deep", ["eval", "-j", "2"], jobs1=True, targets=[
+        Target("jobs1_speedup", ">=", 1.85, "-j 1 time / -j 2 time")]),
     # Not one of the current targets; kept from the earlier benchmark, run with --only hsd.
     Scenario("hsd", "L", ["compare", "--test", "hsd", "--permutations", "1000"], default=False,
              targets=[Target("seconds", "<=", 15.0, "time (s)")]),
@@ -161,6 +231,17 @@ SCENARIOS = [
 
 
 # ---------------------------------------------------------------------------- collections
+
+def head_run(path: Path, lines: int) -> Path:
+    """A run of the first ``lines`` lines of ``path``, cached beside the collection's runs/."""
+    out = path.parent.parent / f"head{lines}" / path.name
+    if not out.exists():
+        out.parent.mkdir(exist_ok=True)
+        with open(path, "rb") as f:
+            head = b"".join(f.readline() for _ in range(lines))
+        out.write_bytes(head)
+    return out
+
 
 def collection(name: str) -> tuple[Path, list[Path]]:
     """The generated collection (cached in bench/data/<name>-...-mixed): qrels, run files."""
@@ -171,13 +252,7 @@ def collection(name: str) -> tuple[Path, list[Path]]:
         start = time.perf_counter()
         # In a process of its own: the harness must stay small, as a child's ru_maxrss starts
         # from the high-water mark of the process that forked it (see timed()).
-        size = ["--queries", str(c.queries), "--depth", str(c.depth), "--pool", str(c.pool)]
-        if c.copies:
-            command = [str(HERE / "big_run.py"), "--copies", str(c.copies)]
-        else:
-            command = [str(GENERATOR), "--runs", str(c.runs), "--docnos", DOCNOS,
-                       "--judged-share", str(c.judged_share)]
-        subprocess.run([sys.executable, *command, "--out", str(out), *size], check=True)
+        subprocess.run([sys.executable, *c.generator(), "--out", str(out)], check=True)
         (out / "done").write_text("")
         print(f"  {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     return out / "qrels", sorted((out / "runs").iterdir())
@@ -410,6 +485,8 @@ def run_scenario(sc: Scenario, args: argparse.Namespace) -> dict:
     qrels, runs = collection(sc.collection)
     if sc.run_files:
         runs = [r for r in runs if r.name in sc.run_files]
+    if sc.run_head:
+        runs = [head_run(runs[0], sc.run_head)]
     files = [str(qrels), *map(str, runs)]
     stdin = None
     if sc.stdin:  # the one run from standard input
@@ -449,6 +526,7 @@ def run_scenario(sc: Scenario, args: argparse.Namespace) -> dict:
     if j1:
         t1 = row["timings"]["rpp -j 1"].get("seconds")
         measured["ratio_to_jobs1"] = (t / t1 if t and t1 else None, None)
+        measured["jobs1_speedup"] = (t1 / t if t and t1 else None, None)
     if sc.naive:
         tn = row["timings"].get("naive.py", {}).get("seconds")
         measured["ratio_to_naive"] = (t / tn if t and tn else None, None)
@@ -487,6 +565,7 @@ def spreads(timings: dict, ref_all_runs: bool) -> dict[str, list[float]]:
     if rpp:
         out["seconds"] = [min(rpp), max(rpp)]
     for key, label, rpp_over in (("ratio_to_jobs1", "rpp -j 1", True),
+                                 ("jobs1_speedup", "rpp -j 1", False),
                                  ("ratio_to_naive", "naive.py", True),
                                  ("speedup_vs_pref_eval", "pref_eval", False)):
         other = runs(label)
@@ -535,6 +614,8 @@ def fmt_value(key: str, value) -> str:
         return "-"
     if key == "speedup_vs_pref_eval":
         return f"{value:.1f}x"
+    if key == "jobs1_speedup":
+        return f"{value:.2f}x"
     if key == "peak_mb":
         return f"{value:.0f}"
     return f"{value:.2f}"

@@ -6,6 +6,7 @@ name lists so that millions of per-query preference values cost no Python object
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -19,6 +20,7 @@ class _Rows:
     codes (a constant as a stride-0 view: 19M codes of one value cost nothing), and values."""
 
     def __init__(self, m: int, q, r, o, value) -> None:
+        self.m = m
         n = len(np.ravel(value))
         codes = (np.broadcast_to(np.asarray(x, dtype=np.int32), (n,)) for x in (m, q, r, o))
         self.cols = (*codes, np.asarray(value, dtype=np.float64).ravel())
@@ -29,6 +31,12 @@ class _Rows:
 
     def __len__(self) -> int:
         return len(self.cols[4])
+
+    def recoded(self, m: int) -> "_Rows":
+        """These rows under measure code ``m`` (the other columns shared, not copied)."""
+        out = copy.copy(self)
+        out.m, out.cols = m, (np.broadcast_to(np.int32(m), self.cols[0].shape), *self.cols[1:])
+        return out
 
     def key_counts(self, n_qids: int) -> np.ndarray:
         """(n_qids + 1,) rows per query key (see :meth:`Results.key_counts`)."""
@@ -69,6 +77,12 @@ class _Grid:
 
     def __len__(self) -> int:
         return len(self.queries) * len(self.run)
+
+    def recoded(self, m: int) -> "_Grid":
+        """This grid under measure code ``m`` (its tensor shared, not copied)."""
+        out = copy.copy(self)
+        out.m = m
+        return out
 
     def key_counts(self, n_qids: int) -> np.ndarray:
         """(n_qids + 1,) rows per query key: R (R - 1) for each query of the grid."""
@@ -123,6 +137,15 @@ class Results:
         """Per-query rows of a pair measure: ``values[k, a, b]`` for query ``queries[k]``
         (ascending indices) and every pair of runs a != b; the tensor is kept, not copied."""
         self._blocks.append(_Grid(self._code(measure), queries, values))
+
+    def extend(self, other: "Results") -> None:
+        """Append the rows of ``other`` (of the same queries and runs) after these, as if they
+        had been added here in its order: measures are matched by name, and those new here
+        are added in the order ``other`` added them."""
+        if other.qids != self.qids or other.runs != self.runs:
+            raise ValueError("Results.extend: other queries or runs")
+        codes = [self._code(name) for name in other.measures]
+        self._blocks.extend(block.recoded(codes[block.m]) for block in other._blocks)
 
     def _code(self, measure: str) -> int:
         """The measure's index, the measure added when new."""

@@ -1,5 +1,6 @@
 """Threads: how work runs side by side inside one process, for the C kernel's loops, which
-release the GIL (reading, splitting and coding runs). Every pool of threads in rpp is one of
+release the GIL (reading, splitting and coding runs), and for the measure families of a
+command, which wait on worker processes side by side. Every pool of threads in rpp is one of
 these; shards of queries go through the engine's ``imap`` (``rpp_cli.engine``).
 
 Nothing is pickled and no thread can die and leave the caller waiting: an error in any piece
@@ -8,6 +9,7 @@ threads, so Ctrl-C or an error ends the process at once.
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import queue
 import threading
@@ -98,6 +100,39 @@ def run_all(calls: list[Callable[[], None]], name: str) -> None:
     with ThreadPoolExecutor(len(calls), thread_name_prefix=name) as pool:
         for done in [pool.submit(call) for call in calls]:
             done.result()
+
+
+def side_by_side(calls: list[Callable[[], None]], name: str) -> None:
+    """Run every call of ``calls`` at once, one daemon thread each (named ``name``, in a copy
+    of the caller's context: its context variables, the trec_eval release in force among
+    them), and wait for all; then the first failing call's error (in list order) is raised.
+    The waits can be interrupted (Ctrl-C is never held up by a call still running), and a
+    call left running then never keeps the process alive. Where no thread can be started,
+    the calls left run in this thread, one after the other."""
+    failed: dict[int, BaseException] = {}
+    contexts = [contextvars.copy_context() for _ in calls]
+
+    def run(k: int) -> None:
+        """Call k in its context; its error kept for the caller."""
+        try:
+            contexts[k].run(calls[k])
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+            failed[k] = err
+
+    started: list[threading.Thread] = []
+    for k in range(len(calls)):
+        thread = threading.Thread(target=run, args=(k,), daemon=True, name=f"{name}-{k}")
+        try:
+            thread.start()
+        except RuntimeError:  # no thread to be had (ulimit -v, -u): the rest here, in turn
+            for rest in range(k, len(calls)):
+                run(rest)
+            break
+        started.append(thread)
+    for thread in started:
+        thread.join()
+    if failed:
+        raise failed[min(failed)]
 
 
 def pool(threads: int, name: str) -> ThreadPoolExecutor:

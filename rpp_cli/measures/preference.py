@@ -170,7 +170,8 @@ def sharded_pairwise(coll, pops: Populations, weights: np.ndarray, uniform: np.n
     pairs = max(1, n_runs * (n_runs - 1) // 2)  # a query's work: its levels times the pairs
     # (weighed by levels alone, L's 56,000 levels made 2 shards for 16 workers); pair_blocks
     # bounds a shard's memory itself, so no shard is cut for its size
-    bounds = query_shards((levels + 1.0) * pairs, current().workers, max_work=None)
+    bounds = query_shards((levels + 1.0) * pairs, current().workers, max_work=None,
+                          shrink=True)
     seg_bounds = np.searchsorted(pops.seg_query, bounds)
     member_bounds = np.searchsorted(pops.member_seg, seg_bounds)
     item_bounds = coll.item_bounds

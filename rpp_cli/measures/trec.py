@@ -100,7 +100,8 @@ def trec_shards(judged, runs: list, release: str = LATEST) -> tuple[np.ndarray, 
     slot[by_query] = np.arange(len(by_query))
     run_bounds = [r.bounds(len(judged.qids)) for r in runs]
     rows = sum(np.diff(b) for b in run_bounds)
-    bounds = query_shards(np.asarray(rows, dtype=np.float64) + 1.0, current().workers)
+    bounds = query_shards(np.asarray(rows, dtype=np.float64) + 1.0, current().workers,
+                          shrink=True)
 
     def build(i: int) -> TrecShard:
         q0, q1 = int(bounds[i]), int(bounds[i + 1])
