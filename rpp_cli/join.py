@@ -27,7 +27,8 @@ from .engine.threads import pipelined
 from .errors import InputError
 from .io.qrels import to_text
 from .io import runs as run_files
-from .io.runs import Run, RunStream
+from .io.held import LongQuery
+from .io.runs import Run, RunStream, repeat_error
 
 
 @dataclass
@@ -87,15 +88,29 @@ class Coder:
             docno, among, 0, threads)
         code = self.docs.find(docno, query)
         new = (code < 0) & ~repeat  # the first row of each unjudged docno
-        with self._lock:
-            base = self.n_judged + self._fresh_count
-            self._fresh.append(query[new])
-            self._fresh_count += int(new.sum())
         fresh = np.zeros(int(local.max(initial=-1)) + 1, dtype=np.int64)
-        fresh[local[new]] = base + np.arange(int(new.sum()))
+        fresh[local[new]] = self._reserve(query[new])
         unjudged = code < 0
         code[unjudged] = fresh[local[unjudged]]
         return code, repeat
+
+    def code_distinct(self, docno: Column, query: np.ndarray, batch: int) -> np.ndarray:
+        """:meth:`code` of rows known to be distinct (query, docno) pairs (a long query's
+        docnos): no repeat to look for, so no dictionary of the call's own."""
+        if self.shared:
+            return self.docs.add_batch(docno, query, batch)[0]
+        code = self.docs.find(docno, query)
+        unjudged = code < 0
+        code[unjudged] = self._reserve(query[unjudged])
+        return code
+
+    def _reserve(self, query: np.ndarray) -> np.ndarray:
+        """Fresh codes for new unjudged docnos of these queries, one each, in order."""
+        with self._lock:
+            base = self.n_judged + self._fresh_count
+            self._fresh.append(query)
+            self._fresh_count += len(query)
+        return base + np.arange(len(query))
 
     def code_query(self) -> list[np.ndarray]:
         """The query of every code so far, in code order: the dictionary's codes', then the
@@ -129,7 +144,7 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
     eager = _rereadable(path)
     before = _identity(path) if eager else None
     stream = RunStream(path, threads=threads, query=lambda q: qpos.get(to_text(q), -1),
-                       eager=eager)
+                       eager=eager, joined=True, dedup=dedup)
     qids = list(qpos)
     parts: list[_Part] = []
     failed = _join_batches(stream, qids, coder, r, dedup, max_docs, threads, parts, None)
@@ -138,9 +153,10 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
         drop = np.zeros(len(qids), dtype=bool)
         drop[[qpos[to_text(q)] for q in broken]] = True
         parts = [part for part in (p.without(drop) for p in parts)
-                 if len(part.queries) or len(part.repeated)]
+                 if len(part.queries) or len(part.repeat_queries)]
         again = RunStream(path, threads=threads,
-                          query=lambda q: qpos[to_text(q)] if q in broken else -1)
+                          query=lambda q: qpos[to_text(q)] if q in broken else -1,
+                          joined=True, dedup=dedup)
         failed = _join_batches(again, qids, coder, n_runs + r, dedup, max_docs, threads,
                                parts, failed)
         if _identity(path) != before:
@@ -150,7 +166,7 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
         raise failed
     if not parts:
         raise InputError(f"shares no query with the qrels ({qrels_path})", path=path)
-    repeats, batches = sum(len(p.repeated) for p in parts), len(parts)
+    repeats, batches = sum(int(p.repeat_counts.sum()) for p in parts), len(parts)
     rows = _lay_out(parts, len(qids))  # (takes the parts)
     if batches > 1:  # a large run's batch arrays: what is kept will not reuse all of them
         release_free_memory()  # (not after each small run: the heap would be faulted again)
@@ -163,38 +179,59 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
 def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, dedup: bool,
                   max_docs: int | None, threads: int, parts: list[_Part],
                   failed: InputError | None) -> InputError | None:
-    """Join every batch of ``stream`` into ``parts``; the repeated-docno error of the earliest
-    line so far (``failed``, or one of these batches'), raised by the caller once the file is
-    read (a bad line anywhere comes first). With ``threads`` > 1, each batch is cut into
-    ``threads`` pieces of whole queries, joined side by side on a pool while this thread reads
-    the next batch: a large run's reading and joining overlap, and at most about two batches
-    are held. The parts, and the error, are the same whatever ``threads``."""
-    def pieces() -> Iterator[tuple[Run, np.ndarray, int]]:
+    """Join every batch of ``stream`` into ``parts``; the error of the earliest line so far
+    (``failed``, the stream's, or a repeat one of these batches meets), raised by the caller.
+    The first error stops the reading (the stream hands on what it holds, whose repeats come
+    before it). With ``threads`` > 1, each batch is cut into ``threads`` pieces of whole
+    queries, joined side by side on a pool while this thread reads the next batch: a large
+    run's reading and joining overlap, and at most about two batches are held. A long query
+    (:class:`LongQuery`) is one piece. The parts, and the error, are the same whatever
+    ``threads``."""
+    def pieces() -> Iterator[tuple[Run | LongQuery, np.ndarray | None, int]]:
         """Each piece, its query indexes and the threads that code it (all of them for a
-        batch too small to cut)."""
-        for held in stream:
-            cut = held.by_queries(max(1, run_files.BATCH_ROWS // max(1, threads)))
-            first, second = next(cut, None), next(cut, None)  # (copies: made one by one)
-            if first is None:
-                continue
-            for run in (first,) if second is None else itertools.chain((first, second), cut):
-                yield run, run.stretched(stream.query_of(run.qid_stretches)), \
-                    threads if second is None else 1
-
-    def join(piece: tuple[Run, np.ndarray, int]) -> _Part | InputError:
+        batch too small to cut); the stream's own error is kept, not raised."""
+        nonlocal failed
         try:
-            return _join_batch(*piece[:2], qids, coder, batch, dedup, max_docs, piece[2])
+            for held in stream:
+                if isinstance(held, LongQuery):
+                    yield held, None, threads
+                    continue
+                cut = held.by_queries(max(1, run_files.BATCH_ROWS // max(1, threads)))
+                first, second = next(cut, None), next(cut, None)  # (copies: made one by one)
+                if first is None:
+                    continue
+                for run in (first,) if second is None else itertools.chain((first, second),
+                                                                           cut):
+                    yield run, run.stretched(stream.query_of(run.qid_stretches)), \
+                        threads if second is None else 1
+        except InputError as err:
+            failed = _earlier(failed, err)
+
+    def join(piece: tuple[Run | LongQuery, np.ndarray | None, int]) -> _Part | InputError:
+        held, query, cores = piece
+        try:
+            if isinstance(held, LongQuery):
+                return _join_long(held, coder, batch, max_docs)
+            return _join_batch(held, query, qids, coder, batch, dedup, max_docs, cores)
         except InputError as err:
             return err
 
     joined = map(join, pieces()) if threads < 2 else pipelined(pieces(), join, threads)
     for part in joined:
         if isinstance(part, InputError):
-            if failed is None or part.line < failed.line:
-                failed = part
+            failed = _earlier(failed, part)
+            stream.stop()
         else:
             parts.append(part)
     return failed
+
+
+def _earlier(a: InputError | None, b: InputError) -> InputError:
+    """Of two errors, the one of the earlier line (one without a line, the source's, comes
+    after every line read before it)."""
+    if a is None or (b.line is not None and (a.line is None or b.line < a.line)):
+        return b
+    return a
 
 
 def _identity(path: str) -> tuple[int, ...] | None:
@@ -226,18 +263,19 @@ class _Part:
     code: np.ndarray
     trec_doc: np.ndarray | None
     tied: np.ndarray
-    repeated: np.ndarray  # the query of each repeated docno dropped (--dedup)
+    repeat_queries: np.ndarray  # the queries with repeated docnos dropped (--dedup)
+    repeat_counts: np.ndarray  # how many of each
 
     def without(self, drop: np.ndarray) -> "_Part":
         """The part less the rows, and repeats, of the queries ``drop`` marks (a bool per
         query)."""
-        gone = drop[self.queries]
-        if not gone.any() and not drop[self.repeated].any():
+        gone, stay = drop[self.queries], ~drop[self.repeat_queries]
+        if not gone.any() and stay.all():
             return self
         rows = np.repeat(~gone, self.counts)
         return _Part(self.queries[~gone], self.counts[~gone], self.code[rows],
                      None if self.trec_doc is None else self.trec_doc[rows], self.tied[rows],
-                     self.repeated[~drop[self.repeated]])
+                     self.repeat_queries[stay], self.repeat_counts[stay])
 
 
 def _join_batch(run: Run, query: np.ndarray, qids: list[str], coder: Coder, batch: int,
@@ -257,8 +295,8 @@ def _join_batch(run: Run, query: np.ndarray, qids: list[str], coder: Coder, batc
     counts = counts[queries]
     query = np.repeat(queries, counts)  # ranked: by query
     code, repeat = coder.code(docno, query, batch, threads)
-    repeated = query[repeat]
-    if len(repeated):
+    repeated = np.unique(query[repeat], return_counts=True)  # (query ascends)
+    if len(repeated[0]):
         if not dedup:
             _repeat_error(path, docno, line_of, qids, query, code, repeat)
         trec, tied = _without(~repeat, trec, tied)
@@ -273,7 +311,7 @@ def _join_batch(run: Run, query: np.ndarray, qids: list[str], coder: Coder, batc
             trec_doc = trec_doc[keep]
             trec_doc = None if (trec_doc == code).all() else trec_doc
     counts = np.bincount(query, minlength=n_queries)[queries]
-    return _Part(queries[counts > 0], counts[counts > 0], code, trec_doc, tied, repeated)
+    return _Part(queries[counts > 0], counts[counts > 0], code, trec_doc, tied, *repeated)
 
 
 def _lay_out(parts: list[_Part], n_queries: int) -> RunRows:
@@ -320,13 +358,9 @@ def _ties_and_trec_order(docno: Column, query: np.ndarray, score: np.ndarray,
     differs = False
     for lo in range(1, n, TIE_CHUNK):
         rows = order[lo - 1:lo + TIE_CHUNK]
-        q, s = query[rows], score[rows]
-        same = q[1:] == q[:-1]
-        equal = same & (s[1:] == s[:-1])
-        tied[lo:lo + len(equal)] = equal
-        with np.errstate(over="ignore"):
-            single = s.astype(np.float32)
-        differs = differs or bool((same & (single[1:] == single[:-1]) & ~equal).any())
+        q = query[rows]
+        differs = _neighbours(q[1:] == q[:-1], score[rows], tied[lo:lo + len(rows) - 1]) \
+            or differs
     if not differs:
         return tied, None
     with np.errstate(over="ignore"):
@@ -334,6 +368,57 @@ def _ties_and_trec_order(docno: Column, query: np.ndarray, score: np.ndarray,
     ranked_at = np.empty(n, dtype=np.int64)  # file row -> its place in the ranking
     ranked_at[order] = np.arange(n)
     return tied, ranked_at[rank_rows(docno, query, single, n_queries)]
+
+
+def _neighbours(same: np.ndarray, score: np.ndarray, tied: np.ndarray) -> bool:
+    """For consecutive ranked rows' scores and whether each row after the first has the
+    query of the row above (``same``): ``tied`` marks those with its score too, and the
+    result says whether some other such pair has one score as C floats (trec_eval's order
+    then differs from the ranking)."""
+    equal = same & (score[1:] == score[:-1])
+    tied[:] = equal
+    with np.errstate(over="ignore"):
+        single = score.astype(np.float32)
+    return bool((same & (single[1:] == single[:-1]) & ~equal).any())
+
+
+CODE_CHUNK = 1 << 16  # a long query's ranked docnos coded at once by _join_long
+
+
+def _join_long(long: LongQuery, coder: Coder, batch: int, max_docs: int | None) -> _Part:
+    """Rank and code a query held in compact form (io/held.py LongQuery): the rows
+    :func:`_join_batch` makes of the same lines, walked a chunk of the ranking at a time, so
+    that what it adds to the docnos held is a few arrays of 4 bytes a docno. Its repeats
+    were resolved as they were read (``dedup``) or raised."""
+    docs, q = long.docs, long.query
+    ranked = docs.ranked()
+    n = len(ranked)
+    tied = np.zeros(n, dtype=bool)
+    differs = False
+    for lo in range(1, n, TIE_CHUNK):
+        score = docs.scores(ranked[lo - 1:lo + TIE_CHUNK])
+        differs = _neighbours(np.ones(len(score) - 1, dtype=bool), score,
+                              tied[lo:lo + len(score) - 1]) or differs
+    trec = docs.places(ranked, docs.ranked(single=True)) if differs else None
+    code = np.empty(n, dtype=np.int32)
+    for lo in range(0, n, CODE_CHUNK):
+        part = coder.code_distinct(docs.column(ranked[lo:lo + CODE_CHUNK]),
+                                   np.full(min(CODE_CHUNK, n - lo), q, dtype=np.int64), batch)
+        if part.max(initial=0) >= 1 << 31 and code.dtype != np.int64:
+            code = code.astype(np.int64)  # (the codes no longer fit: see _narrow)
+        code[lo:lo + len(part)] = part
+    del ranked
+    trec_doc = None if trec is None else code[trec]
+    if max_docs is not None:  # -M K: the top K in either order, as _join_batch keeps them
+        code, tied = code[:max_docs], tied[:max_docs]
+        if trec_doc is not None:
+            trec_doc = trec_doc[:max_docs]
+            trec_doc = None if (trec_doc == code).all() else trec_doc
+    queries = np.array([q] if len(code) else [], dtype=np.int64)
+    repeated = [q] if docs.repeats else []
+    return _Part(queries, np.array([len(code)] * len(queries), dtype=np.int64), code, trec_doc,
+                 tied, np.array(repeated, dtype=np.int64),
+                 np.array([docs.repeats] * len(repeated), dtype=np.int64))
 
 
 def _narrow(codes: np.ndarray) -> np.ndarray:
@@ -372,6 +457,5 @@ def _repeat_error(path: str, docno: Column, line_of: Callable[[int], int], qids:
             break  # the first line that repeats an earlier one
         seen.add(int(code[i]))
     early = int(docno.starts[code == code[i]].min())
-    raise InputError(f"docno '{docno.text(i)}' repeated in query {qids[query[i]]} "
-                     f"(first at line {line_of(early)}); use --dedup to keep "
-                     "the best-scored copy", path, line_of(int(docno.starts[i])))
+    raise repeat_error(path, docno.text(i), qids[query[i]], line_of(early),
+                       line_of(int(docno.starts[i])))

@@ -2,17 +2,20 @@
 (the commands' own flows are in :mod:`rpp_cli.tasks`)."""
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
 from contextlib import closing
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .aggregate import add_metric, add_preference
 from .collection import Collection, counted, encode
+from .engine import Processes, current
+from .engine.threads import side_by_side
 from .errors import InputError, number
 from .io.identity import check_inputs
 from .io.qrels import SubtopicQrels, read_qrels, read_subtopic_qrels
@@ -51,6 +54,19 @@ class Context:
         add_metric(self.results, name, values, self.per_query, queries=self.collection.evaluated)
         if keep:
             self.metrics[name] = values
+
+    def part(self) -> "Context":
+        """An empty context for one family's work, to :meth:`absorb` after."""
+        return replace(self, results=Results(self.results.qids, self.results.runs,
+                                             list(self.results.measures)),
+                       tensors={}, metrics={}, notes=[])
+
+    def absorb(self, part: "Context") -> None:
+        """Add what ``part`` holds after what this one holds, as if it had been added here."""
+        self.results.extend(part.results)
+        self.tensors.update(part.tensors)
+        self.metrics.update(part.metrics)
+        self.notes.extend(part.notes)
 
 
 def split_paths(paths: list[str], subtopics: str | None, notes: list[str] | None = None
@@ -108,7 +124,8 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
                      f"ids {are} one number "
                      f"(query {qid}: '{a}' and '{b}'): distinct subtopics here, one to ndeval "
                      "(rpp ndeval merges them)")
-    qrels = read_qrels(qrels_path, notes) if qrels_path is not None else subtopics.overall
+    qrels = read_qrels(qrels_path, notes, options.jobs) if qrels_path is not None \
+        else subtopics.overall
     if qrels_path is not None and qrels.repeated:
         notes.append(f"{qrels_path}: {counted(qrels.repeated, 'line judges', 'lines judge')} a "
                      "(query, docno) pair judged on an earlier line: each pair keeps its "
@@ -159,7 +176,11 @@ def _subtopic_only_note(subtopics: SubtopicQrels, coll: Collection, qrels_path: 
 
 def measure(coll: Collection, measures: list[Measure], per_query: bool,
             notes: list[str], jobs: int = 1) -> Context:
-    """Compute ``measures`` on ``coll``, family by family, into one Context."""
+    """Compute ``measures`` on ``coll``, family by family, into one Context. Where the engine
+    forks workers, the families run side by side, each in a thread and a context of its own,
+    absorbed in family order: their work in this process (populations, sums, planning) and
+    one family's last shards overlap the others' shards, and the workers stay ``-j`` in all
+    (the engine's slots)."""
     if len(coll.run_names) < 2 and any(m.kind == PREFERENCE for m in measures):
         notes.append("preferences need two runs: only per-run measures computed (give two or "
                      "more RUN files for them)")
@@ -170,8 +191,17 @@ def measure(coll: Collection, measures: list[Measure], per_query: bool,
     by_family: dict[str, list[Measure]] = {}
     for m in measures:
         by_family.setdefault(m.family, []).append(m)
-    for fam, group in by_family.items():
-        FAMILIES[fam](ctx, group)
+    families = [(FAMILIES[fam], group) for fam, group in by_family.items()]
+    engine = current()
+    if len(families) < 2 or not isinstance(engine, Processes) or engine.workers < 2:
+        for compute, group in families:
+            compute(ctx, group)
+    else:  # side by side: what one does in this process overlaps the others' workers
+        parts = [ctx.part() for _ in families]
+        side_by_side([functools.partial(compute, part, group)
+                      for part, (compute, group) in zip(parts, families)], "rpp-measures")
+        for part in parts:  # in family order: the rows, notes and arrays of one by one
+            ctx.absorb(part)
     notes.extend(query_set_note(coll, measures))
     notes.extend(f"measure '{m.name}': no judgment has a grade >= {number(level)} (the largest is "
                  f"{top:g}), so it is 0 for every run and query"

@@ -22,7 +22,8 @@ import rpp_cli.io.runs as runs
 import rpp_cli.join as join
 from rpp_cli.collection import encode
 from rpp_cli.io.qrels import read_qrels
-from rpp_cli.io.runs import RunStream, _Pending
+from rpp_cli.io.held import Pending
+from rpp_cli.io.runs import RunStream
 from rpp_cli.settings import Options
 
 from .conftest import rpp
@@ -152,14 +153,21 @@ GROUPED = ("q1 Q0 a 1 3 t\nq1 Q0 x 2 2 t\n"
                          + [(batch, 0) for batch in BATCHES])
 def test_errors_keep_their_order_whatever_the_batches(tmp_path, monkeypatch, batch, whole,
                                                       jobs):
-    """A repeat found in an early batch is reported only if nothing later in the file is
-    malformed: a bad line (the tokenizer's) and then a bad score come first, as when the
-    whole file is read; a repeat in a query that comes back is found across its stretches."""
+    """The first bad line of the file is the error, whatever its kind: a repeat found in an
+    early batch comes before a malformed line after it (the reading stops there), and a bad
+    line (the tokenizer's) or a bad score before a repeat comes first; a repeat in a query
+    that comes back is found across its stretches."""
+    bad_first = GROUPED.replace("q1 Q0 x 2 2 t", "q1 Q0 x 2")
+    bad_score_first = GROUPED.replace("q1 Q0 x 2 2 t", "q1 Q0 x 2 high t")
     cases = [
         (GROUPED, "run:4: docno 'b' repeated in query q2 (first at line 3)"),
-        (GROUPED + "q4 Q0 d 1\n", "run:7: expected 5 or 6 fields"),
-        (GROUPED + "q4 Q0 d 1 high t\n", "run:7: score 'high' is not a finite number"),
+        (GROUPED + "q4 Q0 d 1\n", "run:4: docno 'b' repeated in query q2 (first at line 3)"),
+        (GROUPED + "q4 Q0 d 1 high t\n", "run:4: docno 'b' repeated in query q2"),
+        (bad_first, "run:2: expected 5 or 6 fields"),
+        (bad_score_first, "run:2: score 'high' is not a finite number"),
         ("q2 Q0 b 1 3 t\nq1 Q0 a 1 3 t\nq3 Q0 c 1 3 t\nq2 Q0 b 2 2 t\nq1 Q0 a 9 1 t\n",
+         "run:4: docno 'b' repeated in query q2 (first at line 1)"),
+        ("q2 Q0 b 1 3 t\nq1 Q0 a 1 3 t\nq3 Q0 c 1 3 t\nq2 Q0 b 2 2 t\nq1 Q0 a 9 t\n",
          "run:4: docno 'b' repeated in query q2 (first at line 1)"),
     ]
     for text, error in cases:
@@ -173,10 +181,10 @@ def test_errors_keep_their_order_whatever_the_batches(tmp_path, monkeypatch, bat
 
 
 def test_a_stream_hands_on_closed_queries_only():
-    """_Pending.closed: the longest prefix of stretches whose queries have no stretch after
+    """Pending.closed: the longest prefix of stretches whose queries have no stretch after
     it, without the file's last (open) qid."""
-    def pending(qids: list[int], open_qid: int) -> _Pending:
-        p = _Pending(False)
+    def pending(qids: list[int], open_qid: int) -> Pending:
+        p = Pending(False)
         p.qid.append(np.array(qids, dtype=np.int32))
         p.start.append(np.arange(len(qids), dtype=np.int64))  # a row a stretch
         p.row.append(np.arange(len(qids), dtype=np.int64) * 10)

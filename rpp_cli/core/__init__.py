@@ -4,6 +4,7 @@
     split        one tokenizer for every format, columns of offsets        (table.py)
     split_stream the same, a window of whole lines at a time (runs)         (table.py)
     Dictionary   exact (key, bytes) -> dense code, compared byte for byte  (here, _kernel.c)
+    QueryDocs    one long query's distinct docnos and best scores, compact (here, _kernel.c)
     rank_rows    rows -> query asc, score desc, docno desc (bytes)         (here, _kernel.c)
     interleave   pairs of rankings -> offline-interleaving sums per query   (here, _kernel.c)
     permuted_sums a randomized Tukey HSD's sums per trial                   (here, _kernel.c)
@@ -24,9 +25,9 @@ from . import _kernel
 from ._kernel import format_rows, nested_dicts
 from .table import Column, Table, column_of, line_at, read_bytes, split
 
-__all__ = ["INTERLEAVINGS", "Column", "Dictionary", "Table", "column_of", "first_seen",
-           "format_rows", "group_positions", "interleave", "line_at", "nested_dicts",
-           "permuted_sums", "rank_rows", "read_bytes", "split"]
+__all__ = ["INTERLEAVINGS", "Column", "Dictionary", "QueryDocs", "Table", "column_of",
+           "first_seen", "format_rows", "group_positions", "interleave", "line_at",
+           "nested_dicts", "permuted_sums", "rank_rows", "read_bytes", "split"]
 
 
 class Dictionary:
@@ -85,6 +86,63 @@ class Dictionary:
         if codes is None:
             return self._map.strings()
         return self._map.strings(np.ascontiguousarray(codes, dtype=np.int64))
+
+
+class QueryDocs:
+    """One query's distinct docnos, each with its best score, in the kernel's compact form:
+    the docno's bytes, 9 bytes beside them (score and length; 11 past 254 bytes) and a hash
+    index of 5 bytes a slot kept 60-90 % full, for a query too long to hold as rows. Docnos
+    are added in file order (a repeat is found as it is added); :meth:`ranked` then frees the
+    index and gives the ranking."""
+
+    def __init__(self) -> None:
+        self._set = _kernel.DocScores()
+        self.repeats = 0  # docnos added again with ``dedup`` (each kept its best score)
+
+    def __len__(self) -> int:
+        return len(self._set)
+
+    def nbytes(self) -> int:
+        """The bytes held (the docnos and their scores, and the index)."""
+        return self._set.nbytes()
+
+    def add(self, col: Column, score: np.ndarray, dedup: bool) -> tuple[int, int]:
+        """Add rows in order. Without ``dedup`` a docno added before stops it: (its row in
+        ``col``, the place of its first copy among the distinct docnos), else (-1, -1); with
+        ``dedup`` each docno keeps its highest score (the earliest row's among equal ones),
+        as rank order then the file keep the best-scored copy."""
+        first, ordinal, repeats = self._set.add(col.data, col.starts, col.lens,
+                                                np.ascontiguousarray(score, np.float64), dedup)
+        self.repeats += repeats
+        return first, ordinal
+
+    def ranked(self, single: bool = False) -> np.ndarray:
+        """(n,) uint32 references of the docnos in ranking order: score descending (cast to C
+        float with ``single``, trec_eval's order), docno descending by bytes (rank_rows'
+        order). The index is freed: nothing is added after."""
+        out = np.empty(len(self), dtype=np.uint32)
+        self._set.rank(out, single)
+        return out
+
+    def scores(self, refs: np.ndarray) -> np.ndarray:
+        """The scores of these docnos."""
+        out = np.empty(len(refs), dtype=np.float64)
+        self._set.fill(np.ascontiguousarray(refs, np.uint32), 0, out)
+        return out
+
+    def column(self, refs: np.ndarray) -> Column:
+        """These docnos as a Column over the set's own bytes."""
+        starts = np.empty(len(refs), dtype=np.int64)
+        lens = np.empty(len(refs), dtype=np.int32)
+        self._set.fill(np.ascontiguousarray(refs, np.uint32), 1, starts, lens)
+        return Column(memoryview(self._set), starts, lens)
+
+    def places(self, ranking: np.ndarray, refs: np.ndarray) -> np.ndarray:
+        """``refs`` replaced, in place, by each docno's place in ``ranking`` (the scores are
+        then gone: the last use of the set)."""
+        self._set.renumber(ranking)
+        self._set.fill(refs, 2)
+        return refs
 
 
 def _keys(keys: np.ndarray | None) -> np.ndarray | None:

@@ -6,6 +6,8 @@
  *   rank         rows -> order by (query asc, score desc, docno desc by bytes)
  *   StrMap       exact dictionary (int64 key, bytes) -> dense code; identity is decided by
  *                comparing the bytes, the hash only finds candidates
+ *   DocScores    one query's distinct docnos and their best scores, compact (a query too
+ *                long to hold as rows), ranked in place
  *   interleave   offline interleaving of pairs of rankings: per query, the click-weighted
  *                preference of each balanced or team-draft interleaving
  *                (measures/interleaving.py)
@@ -513,27 +515,32 @@ static inline int rank_cmp(const RankKeys *k, int64_t a, int64_t b) {
     return (a > b) - (a < b);
 }
 
-/* Stable merge sort of idx[0:n] (tmp has room for n). */
-static void merge_sort(int64_t *idx, int64_t *tmp, Py_ssize_t n, const RankKeys *k) {
-    if (n < 2) return;
-    if (n <= 16) {
-        for (Py_ssize_t i = 1; i < n; i++) {
-            int64_t v = idx[i];
-            Py_ssize_t j = i;
-            while (j > 0 && rank_cmp(k, v, idx[j - 1]) < 0) { idx[j] = idx[j - 1]; j--; }
-            idx[j] = v;
-        }
-        return;
-    }
-    Py_ssize_t h = n / 2;
-    merge_sort(idx, tmp, h, k);
-    merge_sort(idx + h, tmp, n - h, k);
-    if (rank_cmp(k, idx[h - 1], idx[h]) <= 0) return;
-    memcpy(tmp, idx, (size_t)h * sizeof *idx);
-    Py_ssize_t a = 0, b = h, o = 0;
-    while (a < h && b < n) idx[o++] = rank_cmp(k, idx[b], tmp[a]) < 0 ? idx[b++] : tmp[a++];
-    while (a < h) idx[o++] = tmp[a++];
+/* A stable merge sort NAME(idx, tmp, n, keys) of idx[0:n] (items of type T; tmp has room for
+ * n / 2 + 1), CMP(keys, a, b) < 0 when item a goes before item b: one definition for every
+ * order the kernel sorts by (rows of a ranking, the entries of a DocScores). */
+#define DEFINE_MERGE_SORT(NAME, T, KEYS, CMP)                                               \
+static void NAME(T *idx, T *tmp, Py_ssize_t n, KEYS k) {                                     \
+    if (n < 2) return;                                                                       \
+    if (n <= 16) {                                                                           \
+        for (Py_ssize_t i = 1; i < n; i++) {                                                 \
+            T v = idx[i];                                                                    \
+            Py_ssize_t j = i;                                                                \
+            while (j > 0 && CMP(k, v, idx[j - 1]) < 0) { idx[j] = idx[j - 1]; j--; }         \
+            idx[j] = v;                                                                      \
+        }                                                                                    \
+        return;                                                                              \
+    }                                                                                        \
+    Py_ssize_t h = n / 2;                                                                    \
+    NAME(idx, tmp, h, k);                                                                    \
+    NAME(idx + h, tmp, n - h, k);                                                            \
+    if (CMP(k, idx[h - 1], idx[h]) <= 0) return;                                             \
+    memcpy(tmp, idx, (size_t)h * sizeof *idx);                                               \
+    Py_ssize_t a = 0, b = h, o = 0;                                                          \
+    while (a < h && b < n) idx[o++] = CMP(k, idx[b], tmp[a]) < 0 ? idx[b++] : tmp[a++];      \
+    while (a < h) idx[o++] = tmp[a++];                                                       \
 }
+
+DEFINE_MERGE_SORT(merge_sort, int64_t, const RankKeys *, rank_cmp)
 
 /* rank(data, starts, lens, query, score, n_queries, order_out) -> 0 or -1 (no memory)
  * order_out: the rows grouped by query (ascending), within a query by score desc, docno desc.
@@ -1456,6 +1463,425 @@ static PyTypeObject StrMapType = {
     .tp_new = StrMap_new,
 };
 
+/* ---------------------------------------------------------------- DocScores */
+
+/* One query's distinct docnos, each with its best score: what a query too long to hold as
+ * rows keeps (rpp_cli/io/runs.py). An arena of entries [score f64][length][bytes] (a length
+ * under 255 in one byte, else 255 and two more), one per distinct docno in order of first
+ * appearance, and a hash index of 5 bytes a slot (a tag of 7 hash bits, 0 when empty, and
+ * the entry's uint32 offset in the arena), at most 9/10 full and grown by half: a docno
+ * costs its bytes, 9 bytes beside them and 5.6-8.3 bytes of index.
+ * Identity is decided by comparing the bytes; a tag that differs spares a probe its look at
+ * the arena. Ranking frees the index: no docno is added after. */
+typedef struct {
+    PyObject_HEAD
+    unsigned char *arena;
+    int64_t len, cap;       /* arena bytes used, allocated (offsets fit in 32 bits) */
+    int64_t count;          /* entries */
+    uint8_t *tags;
+    uint32_t *offs;
+    int64_t size;           /* slots (0: no index) */
+    int ranked;             /* the index is freed: no more adds */
+    int renumbered;         /* the scores were overwritten by positions */
+    Py_ssize_t exports;     /* buffer views of the arena held (it must not move) */
+} DocScores;
+
+#define DS_MAX_ARENA ((int64_t)UINT32_MAX + 1)
+#define DS_FULL(count, size) ((count) * 10 > (size) * 9)  /* the index is too full */
+
+static inline double ds_score(const unsigned char *e) {
+    double s;
+    memcpy(&s, e, 8);
+    return s;
+}
+
+static inline int32_t ds_len(const unsigned char *e) {
+    return e[8] < 255 ? e[8] : e[9] | e[10] << 8;
+}
+
+/* Where an entry's docno starts, and the bytes of the whole entry. */
+static inline const unsigned char *ds_text(const unsigned char *e) {
+    return e + (e[8] < 255 ? 9 : 11);
+}
+
+static inline int64_t ds_size(const unsigned char *e) { return ds_text(e) - e + ds_len(e); }
+
+static inline int64_t ds_home(uint64_t h, int64_t size) {
+    return (int64_t)(((h & 0xffffffffULL) * (uint64_t)size) >> 32);
+}
+
+static inline uint8_t ds_tag(uint64_t h) { return (uint8_t)(0x80 | (h >> 57)); }
+
+enum { DS_AHEAD = 8, DS_RING = 16 };  /* rows hashed ahead of their probe (see StrMap) */
+
+static inline void ds_prefetch(const DocScores *d, uint64_t h) {
+    int64_t j = ds_home(h, d->size);
+    __builtin_prefetch(&d->tags[j], 1);
+    __builtin_prefetch(&d->offs[j], 1);
+}
+
+/* A larger index (half again, or more), every entry placed anew from the arena, walked in
+ * order; the old index is freed first, so the two are never held together. -1 when out of
+ * memory. */
+static int ds_grow(DocScores *d) {
+    int64_t size = d->size > 64 ? d->size : 64;
+    while (DS_FULL(d->count + 1, size)) size += size / 2;
+    free(d->tags);
+    free(d->offs);
+    d->tags = calloc((size_t)size, 1);
+    d->offs = malloc((size_t)size * sizeof *d->offs);
+    d->size = size;
+    if (!d->tags || !d->offs) {  /* no index: the next add builds one again */
+        free(d->tags);
+        free(d->offs);
+        d->tags = NULL;
+        d->offs = NULL;
+        d->size = 0;
+        return -1;
+    }
+    uint64_t ring_h[DS_RING];  /* entries are hashed DS_AHEAD ahead, their slots prefetched */
+    uint32_t ring_off[DS_RING];
+    int64_t next = 0, hashed = 0;  /* the next entry to hash: its offset, its number */
+    for (int64_t k = 0; k < d->count; k++) {
+        for (; hashed < d->count && hashed <= k + DS_AHEAD; hashed++) {
+            const unsigned char *e = d->arena + next;
+            ring_h[hashed % DS_RING] = hash_of(0, ds_text(e), ds_len(e));
+            ring_off[hashed % DS_RING] = (uint32_t)next;
+            ds_prefetch(d, ring_h[hashed % DS_RING]);
+            next += ds_size(e);
+        }
+        uint64_t h = ring_h[k % DS_RING];
+        int64_t j = ds_home(h, size);
+        while (d->tags[j]) if (++j == size) j = 0;
+        d->tags[j] = ds_tag(h);
+        d->offs[j] = ring_off[k % DS_RING];
+    }
+    return 0;
+}
+
+/* The number of entries before offset `off` (an entry's place in order of first appearance). */
+static int64_t ds_ordinal(const DocScores *d, int64_t off) {
+    int64_t k = 0;
+    for (int64_t at = 0; at < off; at += ds_size(d->arena + at)) k++;
+    return k;
+}
+
+static PyObject *DocScores_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    if (!PyArg_ParseTuple(args, "")) return NULL;
+    return type->tp_alloc(type, 0);  /* zeroed: no arena, no index */
+}
+
+static void DocScores_dealloc(DocScores *d) {
+    free(d->arena);
+    free(d->tags);
+    free(d->offs);
+    Py_TYPE(d)->tp_free((PyObject *)d);
+}
+
+static int ds_usable(const DocScores *d, int adding) {
+    if (d->renumbered || (adding && d->ranked)) {
+        PyErr_SetString(PyExc_RuntimeError, d->renumbered ? "DocScores: renumbered"
+                                                          : "DocScores: ranked, no more adds");
+        return 0;
+    }
+    if (adding && d->exports) {
+        PyErr_SetString(PyExc_BufferError, "DocScores: the arena is viewed, it cannot grow");
+        return 0;
+    }
+    return 1;
+}
+
+/* add(data, starts, lens, scores, dedup) -> (first, ordinal, repeats): the rows in order.
+ * A docno already held is a repeat: without dedup adding stops there, first being its row and
+ * ordinal its entry's place in order of first appearance (else -1, -1); with dedup its entry
+ * keeps the higher score (the earlier row's on a tie) and repeats counts them. */
+static PyObject *DocScores_add(DocScores *d, PyObject *args) {
+    PyObject *data_o, *st_o, *ln_o, *sc_o;
+    int dedup;
+    if (!PyArg_ParseTuple(args, "OOOOp", &data_o, &st_o, &ln_o, &sc_o, &dedup)) return NULL;
+    if (!ds_usable(d, 1)) return NULL;
+    Views vs = {.n = 0};
+    PyObject *result = NULL;
+    Py_buffer *data, *st, *ln, *sc;
+    if (!(data = view(&vs, data_o, 1, 0, "data")) || !(st = view(&vs, st_o, 8, 0, "starts"))
+        || !(ln = view(&vs, ln_o, 4, 0, "lens")) || !(sc = view(&vs, sc_o, 8, 0, "scores")))
+        goto done;
+    const Py_ssize_t n = count_of(st);
+    const unsigned char *p = data->buf;
+    const int64_t *s = st->buf;
+    const int32_t *l = ln->buf;
+    const double *score = sc->buf;
+    if (count_of(ln) != n || count_of(sc) != n) {
+        PyErr_SetString(PyExc_ValueError, "DocScores.add: arrays of different lengths");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (s[i] < 0 || l[i] < 0 || l[i] >= MAX_LEN || s[i] > data->len - l[i]) {
+            PyErr_SetString(PyExc_ValueError, "DocScores.add: string outside the data or too long");
+            goto done;
+        }
+    Py_ssize_t first = -1;
+    int64_t found_at = -1, repeats = 0;
+    int status = 0;
+    uint64_t ring[DS_RING];  /* the hashes of rows i .. i + DS_AHEAD */
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && i < DS_AHEAD; i++) ring[i] = hash_of(0, p + s[i], l[i]);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (DS_FULL(d->count + 1, d->size) && ds_grow(d) < 0) { status = -1; break; }
+        if (i + DS_AHEAD < n) {
+            uint64_t later = hash_of(0, p + s[i + DS_AHEAD], l[i + DS_AHEAD]);
+            ring[(i + DS_AHEAD) % DS_RING] = later;
+            ds_prefetch(d, later);
+        }
+        const unsigned char *q = p + s[i];
+        const int32_t m = l[i];
+        uint64_t h = ring[i % DS_RING];
+        uint8_t tag = ds_tag(h);
+        int64_t j = ds_home(h, d->size), hit = -1;
+        for (; d->tags[j]; j = j + 1 == d->size ? 0 : j + 1) {
+            const unsigned char *e = d->arena + d->offs[j];
+            if (d->tags[j] == tag && ds_len(e) == m && memcmp(ds_text(e), q, (size_t)m) == 0) {
+                hit = d->offs[j];
+                break;
+            }
+        }
+        if (hit >= 0) {
+            if (!dedup) { first = i; found_at = hit; break; }
+            repeats++;
+            if (score[i] > ds_score(d->arena + hit)) memcpy(d->arena + hit, &score[i], 8);
+            continue;
+        }
+        int head = m < 255 ? 9 : 11;
+        int64_t need = d->len + head + m;
+        if (need > DS_MAX_ARENA) { status = -3; break; }
+        if (need > d->cap) {
+            int64_t cap = d->cap ? d->cap : 4096;
+            while (cap < need) cap *= 2;
+            if (cap > DS_MAX_ARENA) cap = DS_MAX_ARENA;
+            unsigned char *a = realloc(d->arena, (size_t)cap);
+            if (!a) { status = -1; break; }
+            d->arena = a;
+            d->cap = cap;
+        }
+        unsigned char *e = d->arena + d->len;
+        memcpy(e, &score[i], 8);
+        e[8] = (unsigned char)(m < 255 ? m : 255);
+        if (m >= 255) {
+            e[9] = (unsigned char)(m & 0xff);
+            e[10] = (unsigned char)(m >> 8);
+        }
+        memcpy(e + head, q, (size_t)m);
+        d->tags[j] = tag;
+        d->offs[j] = (uint32_t)d->len;
+        d->len = need;
+        d->count++;
+    }
+    Py_END_ALLOW_THREADS
+    if (status == -3)
+        PyErr_SetString(PyExc_MemoryError, "DocScores: over 4 GiB of docnos in one query");
+    else if (status < 0)
+        PyErr_NoMemory();
+    else
+        result = Py_BuildValue("nLL", first, first >= 0 ? (long long)ds_ordinal(d, found_at)
+                               : -1LL, (long long)repeats);
+done:
+    release(&vs);
+    return result;
+}
+
+/* The order of a ranking: score desc (the score cast to C float with `single`, as trec_eval
+ * keeps it), docno desc by bytes; docnos are distinct, the offset only makes it total. */
+typedef struct { const unsigned char *arena; int single; } DsKeys;
+
+static inline int ds_cmp(const DsKeys *k, uint32_t a, uint32_t b) {
+    const unsigned char *x = k->arena + a, *y = k->arena + b;
+    double sa = ds_score(x), sb = ds_score(y);
+    if (k->single) {
+        sa = (float)sa;
+        sb = (float)sb;
+    }
+    if (sa != sb) return sa > sb ? -1 : 1;
+    int32_t la = ds_len(x), lb = ds_len(y);
+    int c = memcmp(ds_text(x), ds_text(y), (size_t)(la < lb ? la : lb));
+    if (c == 0) c = (la > lb) - (la < lb);
+    if (c != 0) return -c;
+    return (a > b) - (a < b);
+}
+
+DEFINE_MERGE_SORT(ds_sort, uint32_t, const DsKeys *, ds_cmp)
+
+/* rank(out, single): out (uint32, one per entry) <- the entries' offsets in ranking order
+ * (ds_cmp); the index is freed first (no add after). A query written in ranking order costs
+ * one linear pass. */
+static PyObject *DocScores_rank(DocScores *d, PyObject *args) {
+    PyObject *out_o;
+    int single;
+    if (!PyArg_ParseTuple(args, "Op", &out_o, &single) || !ds_usable(d, 0)) return NULL;
+    Py_buffer out;
+    if (get_array(out_o, 4, 1, &out, "out") < 0) return NULL;
+    if (count_of(&out) != d->count) {
+        PyErr_SetString(PyExc_ValueError, "DocScores.rank: out must hold one item per entry");
+        PyBuffer_Release(&out);
+        return NULL;
+    }
+    free(d->tags);
+    free(d->offs);
+    d->tags = NULL;
+    d->offs = NULL;
+    d->size = 0;
+    d->ranked = 1;
+    uint32_t *idx = out.buf, *tmp = malloc(((size_t)d->count / 2 + 1) * sizeof *tmp);
+    if (!tmp) {
+        PyBuffer_Release(&out);
+        return PyErr_NoMemory();
+    }
+    DsKeys keys = {d->arena, single};
+    Py_BEGIN_ALLOW_THREADS
+    int64_t k = 0;
+    for (int64_t off = 0; off < d->len; off += ds_size(d->arena + off))
+        idx[k++] = (uint32_t)off;
+    Py_ssize_t i = 1;
+    while (i < d->count && ds_cmp(&keys, idx[i - 1], idx[i]) < 0) i++;
+    if (i < d->count) ds_sort(idx, tmp, d->count, &keys);
+    Py_END_ALLOW_THREADS
+    free(tmp);
+    PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
+/* The entry offsets of `refs` (uint32) checked against the arena; NULL with an error. */
+static const uint32_t *ds_refs(const DocScores *d, Py_buffer *refs, Py_ssize_t n) {
+    const uint32_t *r = refs->buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t at = r[i];
+        if (at + 9 > d->len || (d->arena[at + 8] == 255 && at + 11 > d->len)
+            || at + ds_size(d->arena + at) > d->len) {
+            PyErr_SetString(PyExc_IndexError, "DocScores: an offset outside the arena");
+            return NULL;
+        }
+    }
+    return r;
+}
+
+/* fill(refs, what, out...): for each entry offset of refs (uint32), what = 0: its score
+ * (out float64); 1: where its docno is in the arena's buffer (out int64 starts, int32 lens);
+ * 2: refs[i] <- the number renumber() gave that entry (in place). */
+static PyObject *DocScores_fill(DocScores *d, PyObject *args) {
+    PyObject *refs_o, *a_o = Py_None, *b_o = Py_None;
+    int what;
+    if (!PyArg_ParseTuple(args, "Oi|OO", &refs_o, &what, &a_o, &b_o)) return NULL;
+    if (what == 0 && !ds_usable(d, 0)) return NULL;  /* (docnos outlive the scores) */
+    if (what == 2 && !d->renumbered) {
+        PyErr_SetString(PyExc_RuntimeError, "DocScores: not renumbered");
+        return NULL;
+    }
+    Views vs = {.n = 0};
+    PyObject *result = NULL;
+    Py_buffer *refs, *a = NULL, *b = NULL;
+    if (!(refs = view(&vs, refs_o, 4, what == 2, "refs"))
+        || (what == 0 && !(a = view(&vs, a_o, 8, 1, "scores")))
+        || (what == 1 && (!(a = view(&vs, a_o, 8, 1, "starts"))
+                          || !(b = view(&vs, b_o, 4, 1, "lens")))))
+        goto done;
+    const Py_ssize_t n = count_of(refs);
+    if ((a && count_of(a) != n) || (b && count_of(b) != n) || what < 0 || what > 2) {
+        PyErr_SetString(PyExc_ValueError, "DocScores.fill: bad arguments");
+        goto done;
+    }
+    const uint32_t *r = ds_refs(d, refs, n);
+    if (!r) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char *e = d->arena + r[i];
+        if (what == 0) {
+            ((double *)a->buf)[i] = ds_score(e);
+        } else if (what == 1) {
+            ((int64_t *)a->buf)[i] = ds_text(e) - d->arena;
+            ((int32_t *)b->buf)[i] = ds_len(e);
+        } else {
+            int64_t k;
+            memcpy(&k, e, 8);
+            ((uint32_t *)refs->buf)[i] = (uint32_t)k;
+        }
+    }
+    result = Py_NewRef(Py_None);
+done:
+    release(&vs);
+    return result;
+}
+
+/* renumber(refs): the entry at refs[i] is numbered i (in place of its score, which is then
+ * gone), so that fill(.., 2) maps another order's offsets to places in this one. */
+static PyObject *DocScores_renumber(DocScores *d, PyObject *arg) {
+    if (!ds_usable(d, 0)) return NULL;
+    Py_buffer refs;
+    if (get_array(arg, 4, 0, &refs, "refs") < 0) return NULL;
+    Py_ssize_t n = count_of(&refs);
+    const uint32_t *r = n == d->count ? ds_refs(d, &refs, n) : NULL;
+    if (r) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int64_t k = i;
+            memcpy(d->arena + r[i], &k, 8);
+        }
+        d->renumbered = 1;
+    } else if (!PyErr_Occurred()) {
+        PyErr_SetString(PyExc_ValueError, "DocScores.renumber: one offset per entry");
+    }
+    PyBuffer_Release(&refs);
+    if (!r) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* nbytes() -> the bytes held: the arena's used part and the index. */
+static PyObject *DocScores_nbytes(DocScores *d, PyObject *unused) {
+    return PyLong_FromLongLong((long long)(d->len + d->size * 5));
+}
+
+static Py_ssize_t DocScores_len(DocScores *d) { return (Py_ssize_t)d->count; }
+
+/* The arena as a read-only buffer (a Column's data over the docnos of fill(.., 1)). */
+static int DocScores_getbuffer(DocScores *d, Py_buffer *v, int flags) {
+    if (PyBuffer_FillInfo(v, (PyObject *)d, d->arena ? d->arena : (void *)"", d->len, 1,
+                          flags) < 0)
+        return -1;
+    d->exports++;
+    return 0;
+}
+
+static void DocScores_releasebuffer(DocScores *d, Py_buffer *v) { d->exports--; }
+
+static PyBufferProcs DocScores_buffer = {
+    .bf_getbuffer = (getbufferproc)DocScores_getbuffer,
+    .bf_releasebuffer = (releasebufferproc)DocScores_releasebuffer,
+};
+
+static PyMethodDef DocScores_methods[] = {
+    {"add", (PyCFunction)DocScores_add, METH_VARARGS,
+     "add(data, starts, lens, scores, dedup) -> (first repeat, its entry's ordinal, repeats)"},
+    {"rank", (PyCFunction)DocScores_rank, METH_VARARGS,
+     "rank(out, single): the entries' offsets in ranking order (frees the index)"},
+    {"fill", (PyCFunction)DocScores_fill, METH_VARARGS,
+     "fill(refs, what, out...): 0 scores, 1 docno starts and lens, 2 numbers (in place)"},
+    {"renumber", (PyCFunction)DocScores_renumber, METH_O,
+     "renumber(refs): entry refs[i] is numbered i (its score is gone)"},
+    {"nbytes", (PyCFunction)DocScores_nbytes, METH_NOARGS, "bytes held: arena and index"},
+    {NULL}
+};
+
+static PySequenceMethods DocScores_seq = {.sq_length = (lenfunc)DocScores_len};
+
+static PyTypeObject DocScoresType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rpp_cli.core._kernel.DocScores",
+    .tp_basicsize = sizeof(DocScores),
+    .tp_dealloc = (destructor)DocScores_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "DocScores(): one query's distinct docnos and their best scores, compact.",
+    .tp_methods = DocScores_methods,
+    .tp_as_sequence = &DocScores_seq,
+    .tp_as_buffer = &DocScores_buffer,
+    .tp_new = DocScores_new,
+};
+
 /* ---------------------------------------------------------------- module */
 
 static PyMethodDef methods[] = {
@@ -1479,12 +1905,19 @@ PyMODINIT_FUNC PyInit__kernel(void) {
 
     c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
     if (!c_locale) return PyErr_NoMemory();
-    if (PyType_Ready(&StrMapType) < 0) return NULL;
+    if (PyType_Ready(&StrMapType) < 0 || PyType_Ready(&DocScoresType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&StrMapType);
+    Py_INCREF(&DocScoresType);
     if (PyModule_AddObject(m, "StrMap", (PyObject *)&StrMapType) < 0) {
         Py_DECREF(&StrMapType);
+        Py_DECREF(&DocScoresType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddObject(m, "DocScores", (PyObject *)&DocScoresType) < 0) {
+        Py_DECREF(&DocScoresType);
         Py_DECREF(m);
         return NULL;
     }

@@ -123,7 +123,9 @@ def _limited(handle, path: str, limit: int) -> Iterator[bytes]:
             else _chain([first], chunks)
         for chunk in source:
             total += len(chunk)
-            if total > limit:
+            if total > limit:  # the bytes within the limit come first (a streamed run's
+                if total - len(chunk) < limit:  # bad line there is its first error)
+                    yield chunk[:limit - (total - len(chunk))]
                 raise InputError(_too_big(limit), path=path)
             yield chunk
             if b"\0" in chunk:

@@ -4,9 +4,9 @@ One tokenizer for every format rpp reads (trec_eval's rules): fields are separat
 spaces and tabs; a CR before LF and a UTF-8 BOM at the start are ignored; blank lines and lines
 whose first field starts with ``#`` are skipped; any other control byte is an error, and so are
 the characters :func:`unsafe_kind` names (C1 controls, line separators, bidi controls) and a
-field longer than :data:`MAX_TOKEN_BYTES`. Strings are never padded: a column is two integer
-arrays over the bytes, so memory is proportional to the text, not to its longest id; a run's
-kept columns are copied once per window (:func:`split_stream`).
+field longer than :data:`MAX_TOKEN_BYTES`. Strings are never padded: a column (columns.py) is
+two integer arrays over the bytes, so memory is proportional to the text, not to its longest
+id; a run's kept columns are copied once per window (:func:`split_stream`).
 """
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ import numpy as np
 from ..engine.threads import pool
 from ..errors import InputError
 from . import _kernel
+from .columns import (MAX_TOKEN_BYTES, Column, Growing, GrowingColumn,  # noqa: F401 (the
+                      column_of, packed_column, packed_starts)  # readers take them here)
 from .source import read_source, source_chunks
 
-MAX_TOKEN_BYTES = 4096  # the longest field (qid, docno, score, tag ...) a file may hold
 # The longest line, LF aside (six fields of MAX_TOKEN_BYTES and their blanks need far less): a
 # streamed reader holds a line whole before its LF, so a longer one is refused, not read on
 # (a 1 GB line of spaces, 1 MB gzipped, cost 2 GB before its error).
@@ -89,65 +90,6 @@ def max_input_bytes() -> int:
 
 
 @dataclass(frozen=True)
-class Column:
-    """One field of every row: ``data[starts[i]:starts[i] + lens[i]]``."""
-
-    data: bytearray | bytes
-    starts: np.ndarray  # int64, contiguous
-    lens: np.ndarray  # int32, contiguous
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    def take(self, rows: np.ndarray) -> "Column":
-        return Column(self.data, self.starts[rows], self.lens[rows])
-
-    def compact(self) -> "Column":
-        """The same strings in a buffer of their own (the file's bytes can then be freed)."""
-        lens = self.lens.astype(np.int64)
-        out = bytearray(int(lens.sum()))
-        _kernel.gather(self.data, self.starts, self.lens, out)
-        return Column(out, np.cumsum(lens) - lens, self.lens.copy())
-
-    def bytes(self, row: int) -> bytes:
-        start = int(self.starts[row])
-        return bytes(self.data[start:start + int(self.lens[row])])
-
-    def digits_only(self) -> np.ndarray:
-        """Mask of the values made of ASCII digits only."""
-        packed = self.compact()
-        lens = packed.lens.astype(np.int64)
-        if len(lens) == 0 or lens.sum() == 0:
-            return lens > 0
-        byte = np.frombuffer(packed.data, dtype=np.uint8)
-        bad = ((byte < 48) | (byte > 57)).astype(np.int64)
-        nonempty = lens > 0
-        counts = np.zeros(len(lens), dtype=np.int64)
-        counts[nonempty] = np.add.reduceat(bad, packed.starts[nonempty])
-        return nonempty & (counts == 0)
-
-    def grid(self) -> np.ndarray:
-        """(rows, longest) uint8: each value's bytes, NUL-padded (no value holds NUL), for
-        checks of every value at once."""
-        data = np.frombuffer(self.data, dtype=np.uint8)
-        grid = np.zeros((len(self), max(1, int(self.lens.max(initial=0)))), dtype=np.uint8)
-        for k in range(grid.shape[1]):  # a column at a time: memory of one column's indices
-            has = np.flatnonzero(self.lens > k)
-            grid[has, k] = data[self.starts[has] + k]
-        return grid
-
-    def text(self, row: int) -> str:
-        """One value as text (for messages and names); undecodable bytes escaped."""
-        return self.bytes(row).decode("utf-8", "surrogateescape")
-
-    def texts(self) -> list[str]:
-        """Every value as :meth:`text` gives it, from one copy of the buffer."""
-        data = bytes(self.data)
-        return [data[s:s + n].decode("utf-8", "surrogateescape")
-                for s, n in zip(self.starts.tolist(), self.lens.tolist())]
-
-
-@dataclass(frozen=True)
 class Table:
     """The data rows of a file split into fields; ``columns[k]`` is field ``fields[k]``."""
 
@@ -159,6 +101,8 @@ class Table:
     newlines: int = 0  # LF bytes in ``data``
     # field -> its floats (or their error), parsed where the piece was split (split_stream)
     parsed: dict[int, np.ndarray | InputError] = dataclass_field(default_factory=dict)
+    failed: InputError | None = None  # the bad line the rows stop before (split_stream's
+    # ``partial``): the piece goes on past them
 
     @property
     def lines_in(self) -> int:
@@ -170,6 +114,12 @@ class Table:
 
     def column(self, field: int) -> Column:
         return self.columns[field]
+
+    def head(self, rows: int) -> "Table":
+        """The first ``rows`` rows alone (those before a bad one), nothing parsed yet."""
+        return Table(self.path, self.data, self.nfields[:rows],
+                     {f: Column(c.data, c.starts[:rows], c.lens[:rows])
+                      for f, c in self.columns.items()}, self.line0, self.newlines)
 
     def line(self, row: int) -> int:
         """1-based line number of a row (counted on demand: only error messages need it)."""
@@ -225,61 +175,6 @@ def unsafe_message(code: int, not_utf8: bool) -> str:
             "or a table shows")
 
 
-def column_of(strings: list[bytes]) -> Column:
-    """A column holding ``strings`` (e.g. ids that came from another file)."""
-    lens = np.array([len(s) for s in strings], dtype=np.int32)
-    starts = np.cumsum(lens, dtype=np.int64) - lens
-    return Column(b"".join(strings), starts, lens)
-
-
-class Growing:
-    """An array appended to piece by piece in one buffer that grows in place (a large
-    realloc moves pages, it does not copy them): what is kept is never held twice, as
-    concatenating the pieces at the end would."""
-
-    def __init__(self, dtype) -> None:
-        self.dtype = np.dtype(dtype)
-        self.buffer = bytearray()
-
-    def append(self, values: np.ndarray) -> None:
-        """Add ``values`` (cast to the dtype); the copy releases the GIL (other readers go on)."""
-        _kernel.extend(self.buffer, np.ascontiguousarray(values, dtype=self.dtype))
-
-    def array(self) -> np.ndarray:
-        """The values so far (a view: append no more once taken)."""
-        return np.frombuffer(self.buffer, dtype=self.dtype)
-
-
-class GrowingColumn:
-    """A column appended to piece by piece: its strings back to back in one buffer and their
-    lengths as uint16 (a field is at most MAX_TOKEN_BYTES), so a row costs 2 bytes beside its
-    bytes; the offsets are summed when it is taken as a Column (:func:`packed_column`)."""
-
-    def __init__(self) -> None:
-        self.data, self.lens = Growing(np.uint8), Growing(np.uint16)
-
-    def append(self, col: Column) -> None:
-        """Add the strings of ``col`` (copied: its data can then be freed), gathered straight
-        onto the buffer by one copy that releases the GIL."""
-        _kernel.extend(self.data.buffer, col.data, col.starts, col.lens)
-        self.lens.append(col.lens)
-
-
-assert MAX_TOKEN_BYTES < 1 << 16  # GrowingColumn's lengths are uint16
-
-
-def packed_starts(lens: np.ndarray) -> np.ndarray:
-    """int64 offsets of strings stored back to back with these lengths."""
-    starts = np.cumsum(lens, dtype=np.int64)
-    starts -= lens
-    return starts
-
-
-def packed_column(data: bytearray | bytes, lens: np.ndarray) -> Column:
-    """The Column of strings stored back to back in ``data`` with these lengths."""
-    return Column(data, packed_starts(lens), lens.astype(np.int32))
-
-
 def line_at(data: bytearray | bytes, offset: int) -> int:
     """1-based line number of byte ``offset``."""
     with memoryview(data) as view, view[:offset] as head:  # any buffer (a piece is a view)
@@ -304,45 +199,73 @@ def split(path: str, fields: tuple[int, ...], counts: tuple[int, ...], kind: str
 
 
 def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
-                 kind: str, threads: int = 1,
-                 floats: tuple[int, str] | None = None) -> Iterator[Table]:
+                 kind: str, threads: int = 1, floats: tuple[int, str] | None = None,
+                 partial: bool = False) -> Iterator[Table]:
     """:func:`split`, a piece of about WINDOW_BYTES (whole lines) at a time, so that memory
-    holds a few windows of the file, never all of it: the same rows, errors and line numbers
+    holds a few windows of the file, never all of it: the same rows and line numbers
     (Table.line0 counts the lines before a piece). With ``threads`` > 1, a window is cut in
     ``threads`` pieces split side by side (the tokenizer releases the GIL) while the caller
-    codes the window before; the file is still read, and gunzipped, in order by one thread. As
-    when the file is read whole, the source's own errors (size limit, corrupt gzip) come
+    codes the window before; the file is still read, and gunzipped, in order by one thread.
+    Errors: as when the file is read whole, the source's own (size limit, corrupt gzip) come
     before the tokenizer's: after a tokenizer error the rest is read, not kept, and then the
-    error raised. ``floats`` (field, what it is): that field is parsed as Table.floats parses it
-    where each piece is split (on the pool), so the caller's thread only takes the result."""
+    error raised. With ``partial`` (a run, whose reader reports each error as soon as it is
+    met), the first error in file order is raised instead, and nothing is read past it: a bad
+    line, or the source's own error once the whole lines read before it are split; the piece
+    that holds a bad line comes first, with its rows before that line alone (Table.failed
+    holds the error), so that the caller can check them too. ``floats`` (field, what it is):
+    that field is parsed as Table.floats parses it where each piece is split (on the pool),
+    so the caller's thread only takes the result."""
     with _AGAIN_LOCK:
         held = _AGAIN.pop(path, None)
     chunks = [held] if held is not None else source_chunks(path, max_input_bytes())
-    state = {"rows": 0, "failed": None}
+    state: dict = {"rows": 0, "failed": None}
 
     def emit(tables: Iterator[Table]) -> Iterator[Table]:
         """The tables of one buffer, in order, up to its first error (kept, not raised)."""
         try:
             for table in tables:
                 state["rows"] += len(table)
+                state["failed"] = table.failed
                 yield table
+                if state["failed"] is not None:
+                    return
         except InputError as err:
             state["failed"] = err
 
+    def stop() -> bool:
+        """Whether to read no more: a bad line met, with ``partial``."""
+        return partial and state["failed"] is not None
+
+    source = None  # the source's own error
     if threads < 2:
-        for pieces in _buffers(chunks, WINDOW_BYTES, state):
-            yield from emit(_split_each(path, pieces, fields, counts, kind, floats))
+        try:
+            for pieces in _buffers(chunks, WINDOW_BYTES, state):
+                yield from emit(_split_each(path, pieces, fields, counts, kind, floats,
+                                            partial))
+                if stop():
+                    break
+        except InputError as err:
+            source = err
     else:
         with pool(threads, "rpp-split") as workers:
             before: list = []  # the buffer before, being split while its own is coded
-            for pieces in _buffers(chunks, max(1, WINDOW_BYTES // threads), state):
-                now = [workers.submit(_split_one, path, piece, fields, counts, kind, floats)
-                       for piece in pieces]
-                yield from emit(future.result() for future in before)
-                before = now if state["failed"] is None else []
+            try:
+                for pieces in _buffers(chunks, max(1, WINDOW_BYTES // threads), state):
+                    now = [workers.submit(_split_one, path, piece, fields, counts, kind, floats,
+                                          partial) for piece in pieces]
+                    yield from emit(future.result() for future in before)
+                    before = now if state["failed"] is None else []
+                    if stop():
+                        break
+            except InputError as err:
+                source = err
             yield from emit(future.result() for future in before)
+    if source is not None and not partial:
+        raise source
     if state["failed"] is not None:
         raise state["failed"]
+    if source is not None:
+        raise source
     if state["rows"] == 0:
         raise InputError(f"empty file: no {kind} lines", path)
 
@@ -350,45 +273,63 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
 def _buffers(chunks: Iterable[bytes], piece_bytes: int, state: dict) -> Iterator[list[tuple]]:
     """The pieces (data, line0, newlines) of whole lines of about ``piece_bytes`` of each
     window of ``chunks``, a window at a time, in file order; once ``state["failed"]``, the
-    rest is read and not split."""
+    rest is read and not split. The source's own error is raised after the pieces of the
+    whole lines read before it."""
     pending: list[bytes] = []
     size, line0, want, cut_short = 0, 0, WINDOW_BYTES, False
-    for final, chunk in _with_end(chunks):
-        if state["failed"] is not None or cut_short:
-            continue
-        pending.append(bytes(chunk))
-        size += len(chunk)
-        if size < want and not final:
-            continue
+    try:
+        for final, chunk in _with_end(chunks):
+            if state["failed"] is not None or cut_short:
+                continue
+            pending.append(bytes(chunk))
+            size += len(chunk)
+            if size < want and not final:
+                continue
+            buffer = b"".join(pending)
+            # a line past MAX_LINE_BYTES with no LF yet: its start goes to the tokenizer,
+            # which refuses it as it would the whole line, and the rest is read, not kept
+            # (what waits for more data is then under a window and a line: memory stays
+            # bounded)
+            cut_short = len(buffer) - buffer.rfind(b"\n") - 1 > MAX_LINE_BYTES
+            pieces, pos, line0 = _pieces(buffer, final or cut_short, piece_bytes, line0)
+            yield pieces
+            pending = [buffer[pos:]]
+            size = len(pending[0])
+            # a line longer than the window (no LF yet; under MAX_LINE_BYTES when the window
+            # is smaller): scan again once the buffer has doubled, so that its time stays
+            # linear
+            want = WINDOW_BYTES if size < WINDOW_BYTES else 2 * size
+    except InputError:
         buffer = b"".join(pending)
-        # a line past MAX_LINE_BYTES with no LF yet: its start goes to the tokenizer, which
-        # refuses it as it would the whole line, and the rest is read, not kept (what waits
-        # for more data is then under a window and a line: memory stays bounded)
-        cut_short = len(buffer) - buffer.rfind(b"\n") - 1 > MAX_LINE_BYTES
-        final = final or cut_short
-        pieces, pos = [], 0
-        for cut in _cuts(buffer, final, piece_bytes):
-            piece, base = memoryview(buffer)[pos:cut], line0
-            if pos + line0 > 0 and bytes(piece[:3]) == BOM:  # a BOM counts at the start only
-                piece, base = b"\n" + bytes(piece), line0 - 1
-            newlines = _kernel.count_lines(piece)
-            pieces.append((piece, base, newlines))
-            line0 = base + newlines
-            pos = cut
-        yield pieces
-        pending = [buffer[pos:]]
-        size = len(pending[0])
-        # a line longer than the window (no LF yet; under MAX_LINE_BYTES when the window is
-        # smaller): scan again once the buffer has doubled, so that its time stays linear
-        want = WINDOW_BYTES if size < WINDOW_BYTES else 2 * size
+        whole = buffer[:buffer.rfind(b"\n") + 1]  # a line the source cut is not split
+        if whole and state["failed"] is None and not cut_short:
+            yield _pieces(whole, True, piece_bytes, line0)[0]
+        raise
+
+
+def _pieces(buffer: bytes, final: bool, piece_bytes: int, line0: int
+            ) -> tuple[list[tuple], int, int]:
+    """The pieces of ``buffer`` (``line0`` lines into the file), where they end in it, and
+    the lines before what is left of it (see :func:`_cuts`)."""
+    pieces, pos = [], 0
+    for cut in _cuts(buffer, final, piece_bytes):
+        piece, base = memoryview(buffer)[pos:cut], line0
+        if pos + line0 > 0 and bytes(piece[:3]) == BOM:  # a BOM counts at the start only
+            piece, base = b"\n" + bytes(piece), line0 - 1
+        newlines = _kernel.count_lines(piece)
+        pieces.append((piece, base, newlines))
+        line0 = base + newlines
+        pos = cut
+    return pieces, pos, line0
 
 
 def _split_one(path: str, piece: tuple, fields: tuple[int, ...], counts: tuple[int, ...],
-               kind: str, floats: tuple[int, str] | None = None) -> Table:
+               kind: str, floats: tuple[int, str] | None = None,
+               partial: bool = False) -> Table:
     """The Table of one piece (data, line0, newlines) of a streamed file, with the field
     ``floats`` names parsed (see :func:`split_stream`)."""
     data, base, newlines = piece
-    table = _split_piece(path, data, fields, counts, kind, False, base, newlines)
+    table = _split_piece(path, data, fields, counts, kind, False, base, newlines, partial)
     if floats is not None and len(table):
         try:
             table.parsed[floats[0]] = table.floats(*floats)
@@ -399,19 +340,25 @@ def _split_one(path: str, piece: tuple, fields: tuple[int, ...], counts: tuple[i
 
 def _split_each(path: str, pieces: list[tuple], fields: tuple[int, ...],
                 counts: tuple[int, ...], kind: str,
-                floats: tuple[int, str] | None) -> Iterator[Table]:
+                floats: tuple[int, str] | None, partial: bool) -> Iterator[Table]:
     """The Tables of ``pieces``, one after the other, each when it is asked for."""
     for piece in pieces:
-        yield _split_one(path, piece, fields, counts, kind, floats)
+        yield _split_one(path, piece, fields, counts, kind, floats, partial)
 
 
 def _with_end(chunks: Iterable[bytes]) -> Iterator[tuple[bool, bytes]]:
-    """(is it the last, chunk) for every chunk; one empty last chunk when there is none."""
+    """(is it the last, chunk) for every chunk; one empty last chunk when there is none. A
+    chunk read before the source's own error comes before that error."""
     previous = None
-    for chunk in chunks:
+    try:
+        for chunk in chunks:
+            if previous is not None:
+                yield False, previous
+            previous = chunk
+    except InputError:
         if previous is not None:
             yield False, previous
-        previous = chunk
+        raise
     yield True, b"" if previous is None else previous
 
 
@@ -435,9 +382,10 @@ def _cuts(buffer: bytes, final: bool, piece_bytes: int) -> Iterator[int]:
 
 def _split_piece(path: str, data: bytes | bytearray | memoryview, fields: tuple[int, ...],
                  counts: tuple[int, ...], kind: str, more_ok: bool, line0: int,
-                 newlines: int | None = None) -> Table:
+                 newlines: int | None = None, partial: bool = False) -> Table:
     """The rows of ``data`` (whole lines, ``line0`` lines into the file; ``newlines`` its LF
-    bytes when the caller counted them) as a Table; errors as :func:`split` names them."""
+    bytes when the caller counted them) as a Table; errors as :func:`split` names them,
+    raised, or with ``partial`` in Table.failed of the rows before the bad line."""
     want = np.array(sorted(set(fields) | {0}), dtype=np.int32)
     newlines = _kernel.count_lines(data) if newlines is None else newlines
     capacity = newlines + 1
@@ -446,27 +394,29 @@ def _split_piece(path: str, data: bytes | bytearray | memoryview, fields: tuple[
     lens = np.empty(capacity * len(want), dtype=np.int32)
     rows, err, at, a, b = _kernel.split(data, want, MAX_TOKEN_BYTES, MAX_LINE_BYTES, nfields,
                                         starts, lens)
-    nfields = nfields[:rows]
-    wrong = ~np.isin(nfields, counts)
+    wrong = ~np.isin(nfields[:rows], counts)
     if more_ok:
-        wrong &= nfields < max(counts)
+        wrong &= nfields[:rows] < max(counts)
+    failed = None
     if wrong.any():  # before any byte error: it comes first in the file
-        row = int(np.argmax(wrong))
+        rows = int(np.argmax(wrong))
         expected = " or ".join(map(str, counts)) + (" or more" if more_ok else "")
-        raise InputError(f"expected {expected} fields ({kind}), found {int(nfields[row])}", path,
-                         line0 + line_at(data, int(starts[row])))
-    if err == _ERR_CONTROL:
-        raise InputError(f"not a text file: control byte 0x{a:02x}; expected {kind}", path,
-                         line0 + line_at(data, at))
-    if err == _ERR_UNSAFE:
-        raise InputError(unsafe_message(a, bool(b)), path, line0 + line_at(data, at))
-    if err == _ERR_LINE:
-        raise InputError(f"line longer than {MAX_LINE_BYTES:,} bytes (a field holds at most "
-                         f"{MAX_TOKEN_BYTES:,})", path, line0 + line_at(data, at))
-    if err == _ERR_TOO_LONG:
-        raise InputError(f"field {a} is {b:,} bytes long, over the limit of {MAX_TOKEN_BYTES:,}",
-                         path, line0 + line_at(data, at))
+        failed = InputError(f"expected {expected} fields ({kind}), found {int(nfields[rows])}",
+                            path, line0 + line_at(data, int(starts[rows])))
+    elif err == _ERR_CONTROL:
+        failed = InputError(f"not a text file: control byte 0x{a:02x}; expected {kind}", path,
+                            line0 + line_at(data, at))
+    elif err == _ERR_UNSAFE:
+        failed = InputError(unsafe_message(a, bool(b)), path, line0 + line_at(data, at))
+    elif err == _ERR_LINE:
+        failed = InputError(f"line longer than {MAX_LINE_BYTES:,} bytes (a field holds at most "
+                            f"{MAX_TOKEN_BYTES:,})", path, line0 + line_at(data, at))
+    elif err == _ERR_TOO_LONG:
+        failed = InputError(f"field {a} is {b:,} bytes long, over the limit of "
+                            f"{MAX_TOKEN_BYTES:,}", path, line0 + line_at(data, at))
+    if failed is not None and not partial:
+        raise failed
     columns = {int(f): Column(data, starts[k * capacity:k * capacity + rows],
                               lens[k * capacity:k * capacity + rows])
                for k, f in enumerate(want)}
-    return Table(path, data, nfields, columns, line0, newlines)
+    return Table(path, data, nfields[:rows], columns, line0, newlines, failed=failed)

@@ -1,58 +1,65 @@
 """Relevance judgments (contract §1): ``qid iter docno grade``; a docno judged twice keeps its
 larger grade. Subtopic qrels (``qid subtopic docno grade``, TREC Web track) are read here too.
 
-Judgments are arrays: one row per distinct (qid, docno), identified exactly by its bytes.
+Judgments are arrays: one row per distinct (qid, docno), identified exactly by its bytes. A
+qrels file is read a window at a time (as runs are), each line kept as its docno's bytes and
+its grade, its qid once per stretch of lines (:mod:`rpp_cli.io.judged`), never as an object.
 """
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable
-from fractions import Fraction
+from dataclasses import dataclass
 from typing import NoReturn
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..core import Column, Dictionary, Table, first_seen, split
-from ..core.table import floats
+from ..core.table import floats, packed_column, split_stream
 from ..errors import InputError
+from .grades import (GRADE_MAX, GRADE_MIN, atol_first, atol_note, atol_rows,
+                     integer_parts_kept, out_of_range, read_grades)
+from .judged import JudgedIndex, JudgedLines
+
+__all__ = ["GRADE_MAX", "GRADE_MIN", "Qrels", "SubtopicQrels", "read_grades", "read_qrels",
+           "read_subtopic_qrels", "relevant", "sort_qids", "to_text"]
 
 QRELS_FORMAT = "qrels: qid iter docno grade"
-# contract §1: a grade is a number within a 32-bit signed integer's range (trec_eval's measures
-# read its integer part; larger ones made pytrec_eval allocate a buffer per level up to it).
-GRADE_MIN, GRADE_MAX = -(1 << 31), (1 << 31) - 1
 
 
 @dataclass(frozen=True)
 class Qrels:
-    """The judgments of one file: distinct (qid, docno) pairs with their largest grade."""
+    """The judgments of one file: distinct (qid, docno) pairs with their largest grade, a
+    query's together (qid codes ascending), each query's in order of their first line."""
 
     path: str
     qids: list[str]  # distinct qids, in order of first appearance (qid code -> text)
-    qid: np.ndarray  # (J,) qid code of each judgment
-    docno: Column  # (J,) its docno
+    qid_bounds: np.ndarray  # (Q + 1,) int64: qid code q's judgments are qid_bounds[q:q + 2]
+    docno_bytes: bytearray | bytes  # their docnos, back to back
+    docno_lens: np.ndarray  # (J,) uint16 the length of each
     grade: np.ndarray  # (J,) float64, the largest grade given to it
     repeated: int = 0  # lines that judge a (qid, docno) pair judged on an earlier line
-    # the reader's dictionary of the judgments (see :meth:`dictionary`), given away once
-    _reader_docs: list = field(default_factory=list, compare=False, repr=False)
 
-    def dictionary(self) -> Dictionary:
+    @property
+    def qid(self) -> np.ndarray:
+        """(J,) int32 qid code of each judgment (made on each call)."""
+        return np.repeat(np.arange(len(self.qids), dtype=np.int32), np.diff(self.qid_bounds))
+
+    @property
+    def docno(self) -> Column:
+        """(J,) the judgments' docnos as a Column (its offsets made on each call)."""
+        return packed_column(self.docno_bytes, self.docno_lens)
+
+    def dictionary(self) -> JudgedIndex:
         """The judgments' (query, docno) dictionary, keyed by the query's place in trec_eval
-        order (:func:`sort_qids` of ``qids``): judgment j has code j. The reader's own
-        dictionary is handed over the first time (the qrels' docnos are not coded twice; the
-        caller may add to it); later calls, and qrels made without one, build the same anew."""
-        try:
-            return self._reader_docs.pop()  # atomic: one caller gets it
-        except IndexError:
-            pass
-        docs = Dictionary(len(self.qids))
-        docs.add(self.docno, sorted_positions(self.qids)[self.qid])
-        return docs
+        order (:func:`sort_qids` of ``qids``): judgment j has code j. A new one each call; its
+        exact dictionaries are built a chunk of queries at a time, as lookups need them."""
+        return JudgedIndex(self.qid_bounds, self.docno_bytes, self.docno_lens,
+                           sorted_positions(self.qids))
 
     def relevant_qids(self, level: float | None) -> list[str]:
         """Queries with at least one relevant item, in trec_eval order (byte order of qid)."""
-        rel = np.unique(self.qid[relevant(self.grade, level)])
+        rows = np.flatnonzero(relevant(self.grade, level))
+        rel = np.unique(np.searchsorted(self.qid_bounds, rows, side="right") - 1)
         return sort_qids(self.qids[q] for q in rel.tolist())
 
 
@@ -78,166 +85,57 @@ def sorted_positions(qids: list[str]) -> np.ndarray:
     return np.array([place[q] for q in qids], dtype=np.int64)
 
 
-def read_grades(table: Table, exit_code: int = 2, notes: list[str] | None = None
-                ) -> np.ndarray:
-    """Field 3 of ``table`` as float64 grades; the first grade that is not a finite number or
-    lies outside [GRADE_MIN, GRADE_MAX] is an InputError naming its line. ``notes``: where to
-    say that a grade reads otherwise to trec_eval (:func:`_read_otherwise_by_atol`)."""
-    grades = table.floats(3, "grade")
-    bad = np.flatnonzero((grades < GRADE_MIN) | (grades > GRADE_MAX))
-    if len(bad):
-        row = int(bad[0])
-        raise InputError(f"grade '{table.column(3).text(row)}' is out of range (grades are "
-                         f"numbers from {GRADE_MIN} to {GRADE_MAX})", table.path,
-                         table.line(row), exit_code=exit_code)
-    grades = _integer_parts_kept(table.column(3), grades)
-    if notes is not None:
-        notes.extend(_read_otherwise_by_atol(table, grades))
-    return grades
-
-
-def _c_atols(grid: np.ndarray) -> np.ndarray:
-    """(rows,) float64 C's atol of each row of a :meth:`Column.grid`, at once: the leading
-    ASCII integer after an optional sign (past 1e19, where no grade lies, held at 1e19)."""
-    signed = (grid[:, 0] == ord("+")) | (grid[:, 0] == ord("-"))
-    digit = (grid >= ord("0")) & (grid <= ord("9"))
-    after = np.arange(grid.shape[1])[None, :] >= signed[:, None]
-    run = np.logical_and.accumulate(digit | ~after, axis=1) & after  # the leading digits
-    value = np.zeros(len(grid))
-    for k in range(grid.shape[1]):  # a column at a time, while some row's digits go on
-        step = run[:, k]
-        if k > 0 and not step.any():
-            break
-        value = np.where(step, np.minimum(value * 10 + (grid[:, k] - ord("0")), 1e19), value)
-    return np.where(grid[:, 0] == ord("-"), -value, value)
-
-
-def _read_otherwise_by_atol(table: Table, grades: np.ndarray) -> list[str]:
-    """A note when a grade is written with an exponent or in hexadecimal and trec_eval's atol,
-    which stops at the first byte that is not a digit, reads another integer than the one
-    rpp's trec_eval measures use (``1e3``: 1000 here, 1 to trec_eval; ``0x2``: 2 and 0)."""
-    long = np.flatnonzero(table.column(3).lens >= 3)  # 1e3, 0x2: no shorter text has either
-    if not len(long):
-        return []
-    grid = table.column(3).take(long).grid()
-    marked = np.isin(grid, np.frombuffer(b"eExX", dtype=np.uint8)).any(axis=1)
-    rows = long[marked]
-    atol = _c_atols(grid[marked])
-    other = atol != np.trunc(grades[rows])
-    differ = rows[other]
-    col = table.column(3)
-    if not len(differ):
-        return []
-    first = int(differ[0])
-    digits = re.match(rb"[+-]?[0-9]*", col.bytes(first)).group()  # the one shown, exactly,
-    first_atol = max(-2 ** 63, min(2 ** 63 - 1, int(digits) if digits.strip(b"+-") else 0))
-    # and saturated to a long, as C's atol
-    others = len(differ) - 1
-    more = "" if not others else "; so does 1 more grade" if others == 1 else \
-        f"; so do {others} more grades"
-    return [f"{table.path}:{table.line(first)}: grade '{col.text(first)}' is the number it "
-            f"writes, {math.trunc(grades[first])} to trec_eval's measures here, where trec_eval "
-            f"itself reads {first_atol} (its atol stops at the first byte that is "
-            f"not a digit){more}"]
-
-
-def _exact(text: str) -> Fraction:
-    """The number a grade's text (one strtod took whole) writes, exactly: decimal or C's
-    hexadecimal (``0x1.8p3``)."""
-    m = _HEX.fullmatch(text)
-    if m is None:
-        return Fraction(text)
-    value = Fraction(int(m["whole"] + m["part"] or "0", 16), 16 ** len(m["part"])) \
-        * Fraction(2) ** int(m["exponent"] or 0)
-    return -value if text.startswith("-") else value
-
-
-# Fewer significant digits than this cannot round onto a whole number from a value that is
-# not one (a double carries 15.9 of them; 16 bytes of text hold at most 16).
-_ROUNDING_TEXT = 16
-# Nor can a shorter text underflow to 0 (1e-324, the shortest that does, has 6 bytes).
-_UNDERFLOW_TEXT = 6
-
-
-def _integer_parts_kept(col: Column, grades: np.ndarray) -> np.ndarray:
-    """``grades`` with each one that rounding made whole moved one double toward the number
-    written, so that its integer part (trec_eval's, contract §1), its comparisons with whole
-    levels and its relevance (grade > 0) are those of the number written: ``0.99999999999999999``
-    (the double 1.0) is just below 1, ``1e-400`` (0.0) the smallest positive double. Only whole
-    grades of 16 bytes or more, and zeros of 6 or more, are checked, exactly, once per
-    distinct text."""
-    whole = grades == np.trunc(grades)
-    rows = np.flatnonzero(whole & ((col.lens >= _ROUNDING_TEXT)
-                                   | ((col.lens >= _UNDERFLOW_TEXT) & (grades == 0))))
-    if not len(rows):
-        return grades
-    # one text, one double: rows are grouped by their double, and those whose text is their
-    # group's first row's are decided with it (a look per distinct double, not per row)
-    grid = col.take(rows).grid()
-    _, group = np.unique(grades[rows], return_inverse=True)
-    first = np.zeros(group.max() + 1, dtype=np.int64)
-    first[group[::-1]] = np.arange(len(rows))[::-1]
-    lead = first[group]
-    same = (grid == grid[lead]).all(axis=1)
-    ask = np.union1d(first, np.flatnonzero(~same))  # groups' first rows, and any other text
-    toward = np.full(len(rows), np.nan)  # where each moves: 0.0, ±inf, or nowhere (nan)
-    toward[ask] = [_toward(col.bytes(int(rows[k])).decode("ascii"), grades[rows[k]])
-                   for k in ask.tolist()]
-    toward = np.where(same, toward[lead], toward)
-    moved = ~np.isnan(toward)
-    grades = grades.copy()
-    grades[rows[moved]] = np.nextafter(grades[rows[moved]], toward[moved])
-    return grades
-
-
-def _toward(text: str, grade: float) -> float:
-    """Where a whole ``grade`` read from ``text`` moves to be on the side of the number
-    written: 0.0 when rounding took it up onto a whole number, ±inf when it underflowed to
-    0, else nan. A zero is told from an underflow by its digits, never by writing the number
-    out (``0e100000000`` and ``1e-100000000`` would be 10^100000000)."""
-    m = _HEX.fullmatch(text) or _DECIMAL.fullmatch(text)
-    if m is None:  # not a number strtod took whole: no grade is made of it
-        return math.nan
-    if grade == 0:
-        if not (m["whole"] + m["part"]).strip("0"):
-            return math.nan  # a zero, written long
-        return -math.inf if text.startswith("-") else math.inf
-    # a whole grade in range, not 0: its text's exponent is within its digits' count (a
-    # field has at most MAX_TOKEN_BYTES), or the number would be 0 or out of range
-    if abs(int(m["exponent"] or 0)) > 1 << 16:
-        return math.nan
-    return 0.0 if abs(_exact(text)) < abs(grade) else math.nan
-
-
-# A number as strtod takes it whole: C's hexadecimal (0x1.8p3) or decimal; its digits before
-# and after the point, and its exponent.
-_HEX = re.compile(r"[+-]?0[xX](?P<whole>[0-9a-fA-F]*)\.?(?P<part>[0-9a-fA-F]*)"
-                  r"(?:[pP](?P<exponent>[+-]?[0-9]+))?")
-_DECIMAL = re.compile(r"[+-]?(?P<whole>[0-9]*)\.?(?P<part>[0-9]*)"
-                      r"(?:[eE](?P<exponent>[+-]?[0-9]+))?")
-
-
-def judgments(table: Table, grades: np.ndarray, keep_dictionary: bool = False
-              ) -> tuple[Qrels, np.ndarray]:
+def judgments(table: Table, grades: np.ndarray) -> tuple[Qrels, np.ndarray]:
     """Distinct (field 0, field 2) pairs of ``table`` with the largest of their ``grades``,
-    and the judgment of each row. ``keep_dictionary``: the Qrels hands over the dictionary
-    that found them (:meth:`Qrels.dictionary`), keyed by the qid's trec_eval place."""
-    qid_dict = Dictionary()
-    qid = qid_dict.add(table.column(0))
-    qids = [to_text(q) for q in qid_dict.strings()]
-    doc_dict = Dictionary(len(qid_dict))
-    code = doc_dict.add(table.column(2), sorted_positions(qids)[qid])
-    best = np.full(len(doc_dict), -np.inf)
-    np.maximum.at(best, code, grades)
-    first = np.flatnonzero(first_seen(code))  # in code order
-    return Qrels(table.path, qids, qid[first], table.column(2).take(first).compact(), best,
-                 len(code) - len(first), [doc_dict] if keep_dictionary else []), code
+    and the judgment of each row."""
+    lines, qids = JudgedLines(), Dictionary()
+    lines.add(qids.add(table.column(0)), table.column(2), grades)
+    return _qrels(table.path, lines, qids, codes=True)
 
 
-def read_qrels(path: str, notes: list[str] | None = None) -> Qrels:
-    """Read a trec_eval qrels file (plain, gzip or ``-``); bad lines raise InputError."""
-    table = split(path, (0, 2, 3), (4,), QRELS_FORMAT)
-    return judgments(table, read_grades(table, notes=notes), keep_dictionary=True)[0]
+def _qrels(path: str, lines: JudgedLines, qids: Dictionary, threads: int = 1,
+           codes: bool = False) -> tuple[Qrels, np.ndarray | None]:
+    """The Qrels of ``lines`` (their qid codes from ``qids``); with ``codes``, each line's
+    judgment too."""
+    bounds, data, lens, grade, repeated, code = lines.pairs(len(qids), threads, codes)
+    return Qrels(path, [to_text(q) for q in qids.strings()], bounds, data, lens, grade,
+                 repeated), code
+
+
+def read_qrels(path: str, notes: list[str] | None = None, threads: int = 1) -> Qrels:
+    """Read a trec_eval qrels file (plain, gzip or ``-``) a window at a time; bad lines raise
+    InputError, as the whole file read at once would: the tokenizer's first (from
+    :func:`split_stream`), then the first grade that is not a number, then the first out of
+    range. ``notes``: the note on grades trec_eval's atol reads otherwise. ``threads``: windows
+    split, and chunks of judgments coded, side by side."""
+    lines, qids = JudgedLines(), Dictionary()
+    not_number: InputError | None = None
+    outside: InputError | None = None
+    atol_shown, atol_count = None, 0
+    for table in split_stream(path, (0, 2, 3), (4,), QRELS_FORMAT, threads,
+                              floats=(3, "grade")):
+        if not_number is not None or not len(table):
+            continue
+        try:
+            grades = table.floats(3, "grade")
+        except InputError as err:
+            not_number = err
+            continue
+        outside = outside or out_of_range(table, grades)
+        if outside is not None:
+            lines = JudgedLines()  # held no more: the error stands unless an earlier kind comes
+            continue
+        grades = integer_parts_kept(table, grades)
+        rows = atol_rows(table, grades)
+        if len(rows) and atol_shown is None:
+            atol_shown = atol_first(table, grades, rows)
+        atol_count += len(rows)
+        lines.add(qids.add(table.column(0)), table.column(2), grades)
+    if not_number is not None or outside is not None:
+        raise not_number or outside
+    if notes is not None and atol_shown is not None:
+        notes.append(atol_note(*atol_shown, atol_count - 1))
+    return _qrels(path, lines, qids, threads)[0]
 
 
 # ndeval's naturalNumber: ASCII digits, refused once the value read so far exceeds 100000

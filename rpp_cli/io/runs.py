@@ -10,9 +10,10 @@ from functools import cached_property
 import numpy as np
 
 from ..core import Column, Dictionary
-from ..core.table import (Growing, GrowingColumn, Table, packed_column, packed_starts,
-                          split_stream)
+from ..core.table import Growing, Table, packed_column, packed_starts, split_stream
 from ..errors import InputError, shown
+from .held import LongQuery, Pending
+from .qrels import to_text
 
 RUN_FORMAT = "run: qid Q0 docno rank score [tag]"
 
@@ -159,6 +160,10 @@ class LineNumbers:
 # at once, so this sets what a reader holds (some 20 MB of rows, and the batch's join)
 # against a cost per batch (bench/LOG.md has the trade measured).
 BATCH_ROWS = 1 << 19
+# Rows of one query past which a joined RunStream holds it in compact form (held.LongQuery):
+# its repeats are then found as they are read, and a query that never ends costs its
+# distinct docnos, not its rows as they came (about 43 MB of rows held before the switch).
+LONG_ROWS = 1 << 20
 
 
 class RunStream:
@@ -173,18 +178,29 @@ class RunStream:
     dropped, and the caller reads them all again (a file that does not list each query's
     rows together). Without ``eager``, the whole file is one batch. ``query(qid) -> int``
     (>= 0 kept, -1 dropped) drops the rows of queries nobody evaluates as they are read.
-    Malformed lines raise InputError, after the whole file is read: the tokenizer's first,
-    then a bad score's.
-    """
+
+    The first malformed line (the tokenizer's, or a bad score) raises InputError as soon as
+    it is read. With ``joined`` (the caller joins what it gets and finds a batch's repeated
+    docnos), the rows held are handed on first, so that a repeat in them comes first, and a
+    query of LONG_ROWS rows is held in compact form (:class:`LongQuery`, handed on once the
+    file moves on, or at the end), a docno it repeats an InputError at once unless ``dedup``.
+    :meth:`stop` ends the reading early (the caller found an error): what is held is handed
+    on."""
 
     def __init__(self, path: str, keep_rank: bool = False, threads: int = 1,
-                 query: Callable[[bytes], int] | None = None, eager: bool = False) -> None:
+                 query: Callable[[bytes], int] | None = None, eager: bool = False,
+                 joined: bool = False, dedup: bool = False) -> None:
         self.path, self.keep_rank, self.threads, self.eager = path, keep_rank, threads, eager
+        self.joined, self.dedup = joined, dedup
         self._query = query
         self._qids = Dictionary()
         self._known = 0  # qid codes noted below (the arrays have room for more)
         self._query_of = np.zeros(0, dtype=np.int64)  # query(qid) of each qid code (0: none)
-        self._state = np.zeros(0, dtype=np.uint8)  # each qid code: WAITING, HANDED or BROKEN
+        self._state = np.zeros(0, dtype=np.uint8)  # each qid code: WAITING, HANDED, ...
+        self._held = np.zeros(0, dtype=np.int64)  # each qid code: its rows held as rows
+        self._long: dict[int, LongQuery] = {}  # the LONG qid codes' compact rows
+        self._last_qid = -1  # the qid code of the last row read
+        self._stopped = False
         self.tag: str | None = None
         self.untagged: int | None = None
         self.lines = LineNumbers()
@@ -207,52 +223,118 @@ class RunStream:
         """The qids handed on in a batch and then met again (their later rows dropped)."""
         return frozenset(self._qids.strings(np.flatnonzero(self._state[:self._known] == BROKEN)))
 
-    def __iter__(self) -> Iterator[Run]:
+    def stop(self) -> None:
+        """Read no further than the window being read: hand on the rows held, then end."""
+        self._stopped = True
+
+    def __iter__(self) -> Iterator[Run | LongQuery]:
         fields = (0, 2, 3, 4, 5) if self.keep_rank else (0, 2, 4, 5)
-        pending = _Pending(self.keep_rank)
-        bad, last_qid, check_at = None, -1, BATCH_ROWS
-        for table in split_stream(self.path, fields, (5, 6), RUN_FORMAT, self.threads,
-                                  floats=(4, "score")):
-            if bad is not None or len(table) == 0:
-                continue
-            try:
-                score = table.floats(4, "score")
-            except InputError as err:
-                bad = err  # raised once the rest is split: the tokenizer's errors come first
-                continue
-            rows = self.rows
-            self.rows += len(table)
-            self.lines.add(table, rows)
-            if rows == 0 and table.nfields[0] == 6:
-                self.tag = table.column(5).text(0)  # only the first line's tag names the run
-            short = np.flatnonzero(table.nfields < 6)
-            if self.untagged is None and len(short):
-                self.untagged = rows + int(short[0])
-            code = self._qids.add(table.column(0))
-            self._new_qids()
-            new = np.flatnonzero(np.diff(code, prepend=last_qid))  # rows starting a stretch
-            last_qid = pending.open = int(code[-1])
-            again = code[new]
-            self._state[again[self._state[again] == HANDED]] = BROKEN
-            keep = (self._query_of[code] >= 0) & (self._state[code] != BROKEN)
-            kept = np.flatnonzero(keep)  # a stretch is kept or dropped whole
-            if len(kept) == 0:
-                continue
-            starts = np.zeros(len(table), dtype=bool)
-            starts[new] = True
-            pending.add(table, kept, score, code, np.flatnonzero(starts[kept]), rows)
-            if self.eager and len(pending) >= check_at:
-                batch = pending.closed()
-                if batch is None:
-                    check_at = 2 * len(pending)  # cuts seldom met: checks stay linear
-                    continue
-                self._state[batch.qid_stretches] = HANDED
-                check_at = len(pending) + BATCH_ROWS
-                yield self._batch(batch)
-        if bad is not None:
-            raise bad
+        pending = Pending(self.keep_rank)
+        check_at, failed = BATCH_ROWS, None
+        try:
+            for table in split_stream(self.path, fields, (5, 6), RUN_FORMAT, self.threads,
+                                      floats=(4, "score"), partial=True):
+                if self._stopped:
+                    break
+                failed = table.failed
+                try:
+                    score = table.floats(4, "score") if len(table) else None
+                except InputError as err:  # the rows before it are held (and checked) first
+                    failed, table = err, table.head(_rows_before(table, err.line))
+                    score = table.floats(4, "score")
+                if len(table) and self._hold(table, score, pending):  # (may raise a repeat)
+                    check_at = len(pending) + BATCH_ROWS  # a long query's rows left
+                if failed is not None or self._stopped:
+                    break
+                if self.eager:
+                    yield from self._moved_on()
+                if self.eager and len(pending) >= check_at:
+                    batch = pending.closed()
+                    if batch is None:
+                        check_at = 2 * len(pending)  # cuts seldom met: checks stay linear
+                        continue
+                    self._state[batch.qid_stretches] = HANDED
+                    check_at = len(pending) + BATCH_ROWS
+                    yield self._batch(batch)
+        except InputError as err:  # the source's own, or a long query's repeat
+            failed = err
+        if failed is not None or self._stopped:
+            if self.joined and len(pending):
+                yield self._batch(pending.all())
+            if failed is not None:
+                raise failed
+            return
         if len(pending):
             yield self._batch(pending.all())
+        for qid in list(self._long):
+            yield self._long.pop(qid)
+
+    def _hold(self, table: Table, score: np.ndarray, pending: Pending) -> bool:
+        """Note ``table``'s rows and hold those kept: a long query's in its compact form,
+        others in ``pending``; a query with LONG_ROWS rows held becomes long (``joined``:
+        True when one did). A repeat a long query meets raises, the earliest if several do
+        (after ``pending`` took its rows: the caller hands them on to be checked too)."""
+        rows = self.rows
+        self.rows += len(table)
+        self.lines.add(table, rows)
+        if rows == 0 and table.nfields[0] == 6:
+            self.tag = table.column(5).text(0)  # only the first line's tag names the run
+        short = np.flatnonzero(table.nfields < 6)
+        if self.untagged is None and len(short):
+            self.untagged = rows + int(short[0])
+        code = self._qids.add(table.column(0))
+        self._new_qids()
+        new = np.flatnonzero(np.diff(code, prepend=self._last_qid))  # rows starting a stretch
+        self._last_qid = pending.open = int(code[-1])
+        again = code[new]
+        self._state[again[self._state[again] == HANDED]] = BROKEN
+        keep = (self._query_of[code] >= 0) & (self._state[code] != BROKEN)
+        longs = [q for q in self._long if (code == q).any()]
+        for qid in longs:
+            keep[code == qid] = False
+        kept = np.flatnonzero(keep)  # a stretch is kept or dropped whole
+        grown = []
+        if len(kept):
+            starts = np.zeros(len(table), dtype=bool)
+            starts[new] = True
+            new = np.flatnonzero(starts[kept])
+            pending.add(table, kept, score, code, new, rows)
+            if self.joined:  # the rows of each qid held (the first may go on a stretch)
+                seg = new if len(new) and new[0] == 0 else np.concatenate(([0], new))
+                qid = code[kept[seg]]
+                np.add.at(self._held, qid, np.diff(seg, append=len(kept)))
+                grown = sorted(set(qid[self._held[qid] >= LONG_ROWS].tolist()))
+        repeats = []
+        for qid in longs:
+            mine = np.flatnonzero(code == qid)
+            first = np.flatnonzero(np.diff(mine, prepend=-2) != 1)  # each stretch's first
+            repeats.append(self._add_long(self._long[qid], table.column(2).take(mine),
+                                          score[mine], rows + mine[first],
+                                          np.diff(first, append=len(mine))))
+        for qid in grown:
+            long = self._long[qid] = LongQuery(qid, int(self._query_of[qid]), self.dedup)
+            self._state[qid] = LONG
+            repeats.append(self._add_long(long, *pending.extract(qid)))
+        found = [err for err in repeats if err is not None]
+        if found:
+            raise min(found, key=lambda err: err.line)
+        return bool(grown)
+
+    def _add_long(self, long: LongQuery, docno: Column, score: np.ndarray,
+                  first_rows: np.ndarray, lengths: np.ndarray) -> InputError | None:
+        """Add rows to a long query (:meth:`LongQuery.add`): the error of a repeated docno."""
+        repeat = long.add(docno, score, first_rows, lengths)
+        if repeat is None:
+            return None
+        row, first, text = repeat
+        qid = to_text(self._qids.strings(np.array([long.qid]))[0])
+        return repeat_error(self.path, text, qid, self.lines.line(first), self.lines.line(row))
+
+    def _moved_on(self) -> Iterator[LongQuery]:
+        """The long queries that the file has left (eager): handed on, for good."""
+        for qid in [q for q in self._long if q != self._last_qid]:
+            self._state[qid] = HANDED
+            yield self._long.pop(qid)
 
     def _new_qids(self) -> None:
         """Note the query of the qids added since the last call (the per-qid arrays grow by
@@ -264,6 +346,7 @@ class RunStream:
         self._query_of = _room(self._query_of, n)
         self._query_of[known:n] = [self._query(q) for q in added] if self._query else 0
         self._state = _room(self._state, n)
+        self._held = _room(self._held, n)
         self._known = n
 
     def _batch(self, run: Run) -> Run:
@@ -273,7 +356,7 @@ class RunStream:
         return run
 
 
-WAITING, HANDED, BROKEN = 0, 1, 2  # a qid's state in an eager RunStream
+WAITING, HANDED, BROKEN, LONG = 0, 1, 2, 3  # a qid's state in a RunStream
 
 
 def _room(array: np.ndarray, n: int) -> np.ndarray:
@@ -285,85 +368,15 @@ def _room(array: np.ndarray, n: int) -> np.ndarray:
     return grown
 
 
-class _Pending:
-    """The rows a RunStream holds: stretches of one qid, in file order, with the file row
-    each stretch starts at."""
-
-    def __init__(self, keep_rank: bool) -> None:
-        self.keep_rank = keep_rank
-        self.docno, self.rank = GrowingColumn(), GrowingColumn()
-        self.score = Growing(np.float64)
-        self.qid, self.start, self.row = Growing(np.int32), Growing(np.int64), Growing(np.int64)
-        self.n = 0
-        self.open = -1  # the qid code of the file's last row (its query may go on)
-
-    def __len__(self) -> int:
-        return self.n
-
-    def add(self, table: Table, kept: np.ndarray, score: np.ndarray, code: np.ndarray,
-            new: np.ndarray, row0: int) -> None:
-        """Hold ``table``'s rows ``kept`` (file rows row0 + kept), ``new`` the kept rows
-        that start a stretch (the first continues the last stretch unless it is in ``new``)."""
-        whole = len(kept) == len(table)
-        self.docno.append(table.column(2) if whole else table.column(2).take(kept))
-        if self.keep_rank:
-            self.rank.append(table.column(3) if whole else table.column(3).take(kept))
-        self.score.append(score if whole else score[kept])
-        self.qid.append(code[kept[new]])
-        self.start.append(new + self.n)
-        self.row.append(kept[new] + row0)
-        self.n += len(kept)
-
-    def closed(self) -> Run | None:
-        """The longest prefix of stretches whose queries have no stretch after it and are
-        closed (not the file's last qid), taken out as a batch; None when there is none."""
-        qid = self.qid.array()
-        last = np.zeros(int(qid.max()) + 1, dtype=np.int64)
-        np.maximum.at(last, qid, np.arange(len(qid)))
-        reach = np.maximum.accumulate(last[qid])
-        ok = np.flatnonzero(reach == np.arange(len(qid)))
-        ok = ok[qid[ok] != self.open] if len(ok) else ok
-        del qid
-        if len(ok) == 0:
-            return None
-        return self._take(int(ok[-1]) + 1)
-
-    def all(self) -> Run:
-        return self._take(len(self.qid.array()))
-
-    def _take(self, stretches: int) -> Run:
-        """The first ``stretches`` stretches as a Run, in the buffers they were held in
-        (cut off, not copied); the rest stay, copied into buffers of their own."""
-        start = self.start.array()
-        rows = int(start[stretches]) if stretches < len(start) else self.n
-        del start
-        lens = _cut(self.docno.lens, rows)
-        docno = _cut_bytes(self.docno.data, int(lens.sum(dtype=np.int64)))
-        rank = None
-        if self.keep_rank:
-            rank_lens = _cut(self.rank.lens, rows)
-            rank = packed_column(_cut_bytes(self.rank.data, int(rank_lens.sum(dtype=np.int64))),
-                                 rank_lens)
-        run = Run("", None, _cut(self.qid, stretches), _cut(self.start, stretches), [], docno,
-                  lens, _cut(self.score, rows), None, rank,  # type: ignore[arg-type]
-                  first_rows=_cut(self.row, stretches))
-        self.start.buffer = bytearray(memoryview(self.start.array() - rows).cast("B"))
-        self.n -= rows
-        return run
+def _rows_before(table: Table, line: int) -> int:
+    """The rows of ``table`` on lines before ``line``."""
+    return int(np.searchsorted(table.lines(np.arange(len(table))), line))
 
 
-def _cut_bytes(grown: Growing, n: int) -> bytearray:
-    """The first ``n`` bytes of ``grown``'s buffer: that buffer itself, cut short (its bytes
-    are not copied); ``grown`` keeps the rest, in a buffer of its own."""
-    held = grown.buffer
-    grown.buffer = held[n:]
-    del held[n:]
-    return held
-
-
-def _cut(grown: Growing, n: int) -> np.ndarray:
-    """The first ``n`` values of ``grown`` as an array (see :func:`_cut_bytes`)."""
-    return np.frombuffer(_cut_bytes(grown, n * grown.dtype.itemsize), dtype=grown.dtype)
+def repeat_error(path: str, docno: str, qid: str, first_line: int, line: int) -> InputError:
+    """The error for a docno that a query of a run lists twice (without --dedup)."""
+    return InputError(f"docno '{docno}' repeated in query {qid} (first at line {first_line}); "
+                      "use --dedup to keep the best-scored copy", path, line)
 
 
 def read_run(path: str, keep_rank: bool = False, threads: int = 1) -> Run:

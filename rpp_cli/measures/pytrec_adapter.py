@@ -10,12 +10,14 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..core import nested_dicts
 from ..errors import InputError
+from ..io.judged import chunk_cuts
 from ..settings import TREC_EVAL_RELEASES
 from .trec_names import TrecRequest, c_atof, c_atol
 from .trec_table import OLDEST, Parameters
@@ -46,7 +48,10 @@ class Compaction:
         return cls(np.unique(grades[grades > COMPACT_ABOVE]))
 
     def levels(self, grades: np.ndarray) -> np.ndarray:
-        """The level trec_eval is given for each grade (int64)."""
+        """The level trec_eval is given for each grade (integers; ``grades`` itself when no
+        grade lies above COMPACT_ABOVE)."""
+        if not len(self.high):
+            return grades
         moved = grades > COMPACT_ABOVE
         return np.where(moved, COMPACT_ABOVE + 1 + np.searchsorted(self.high, grades), grades)
 
@@ -110,7 +115,7 @@ class Evaluator:
     pytrec_eval evaluator for every run.
     """
 
-    def __init__(self, qrels: dict[str, dict[str, int]], requests: list[TrecRequest],
+    def __init__(self, qrels: Mapping[str, Mapping[str, int]], requests: list[TrecRequest],
                  level: int = 1, judged_only: bool = False, num_docs_in_coll: int = 0,
                  compaction: Compaction = NO_COMPACTION,
                  release: str = TREC_EVAL_RELEASES[0]) -> None:
@@ -124,29 +129,50 @@ class Evaluator:
             specs |= {"num_ret", "num_rel", "num_rel_ret"}
         self.renamed = {r.base: r.output_names()[0] for r in self.numeric if r.params is not None
                         and r.record.parameters in (Parameters.FLOATS, Parameters.GAIN_PAIRS)}
-        judged = {q: d for q, d in qrels.items() if d}
+        self._qrels = qrels
         relevance_level = compaction.relevance_level(level)
-        judged[_PRIMER] = {_PRIMER: max(0, relevance_level - 1)}  # (see _PRIMER)
-        self._setup = (judged, specs, relevance_level, judged_only)
+        self._setup = (specs, relevance_level, judged_only)
         self._single_use = any(r.record.parameters is Parameters.GAIN_PAIRS
                                and r.params is not None for r in asked)
-        self._spent = False  # its gain pairs were read: the next run needs a fresh one
-        self._evaluator = self._pytrec_eval() if self.numeric else None
+        self._spent = False  # its gain pairs were read: the next run needs fresh ones
+        self._batch_of: dict[str, int] = {}  # each judged query's evaluator
+        self._evaluators = self._pytrec_evals() if self.numeric else None
 
-    def _pytrec_eval(self):
-        """A pytrec_eval evaluator for the qrels and measures."""
+    def _pytrec_evals(self) -> list:
+        """pytrec_eval evaluators for the qrels and measures, one per batch of queries
+        (:meth:`Judgments.batches`; a dict of qrels is one batch): each copies its batch's
+        judgments, whose dicts are then let go."""
         import pytrec_eval_ext
 
-        return pytrec_eval_ext.RelevanceEvaluator(*self._setup)
+        specs, relevance_level, judged_only = self._setup
+        batches = self._qrels.batches() if isinstance(self._qrels, Judgments) \
+            else [self._qrels]
+        out = []
+        for batch in batches:
+            judged = {q: d for q, d in batch.items() if d}
+            self._batch_of.update(dict.fromkeys(judged, len(out)))
+            judged[_PRIMER] = {_PRIMER: max(0, relevance_level - 1)}  # (see _PRIMER)
+            out.append(pytrec_eval_ext.RelevanceEvaluator(judged, specs, relevance_level,
+                                                          judged_only))
+        return out
 
     def evaluate(self, run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-        """Per-query values of one run (queries with an empty ranking are left out)."""
-        if self._evaluator is None:
+        """Per-query values of one run (queries with an empty ranking are left out), each
+        query's from the evaluator of its batch (the others' are not judged)."""
+        if self._evaluators is None:
             return {q: {} for q in run}
         if self._spent:
-            self._evaluator = self._pytrec_eval()
+            self._evaluators = self._pytrec_evals()
         self._spent = self._single_use and bool(run)
-        raw = self._evaluator.evaluate({_PRIMER: {_PRIMER: 0.0}, **run}) if run else {}
+        parts: list[dict[str, dict[str, float]]] = [{} for _ in self._evaluators]
+        for q, ranking in run.items():
+            k = self._batch_of.get(q)
+            if k is not None:
+                parts[k][q] = ranking
+        raw: dict[str, dict[str, float]] = {}
+        for evaluator, part in zip(self._evaluators, parts):
+            if part:
+                raw.update(evaluator.evaluate({_PRIMER: {_PRIMER: 0.0}, **part}))
         raw.pop(_PRIMER, None)
         if self.renamed:
             raw = {q: {self.renamed.get(k, k): v for k, v in vals.items()}
@@ -158,7 +184,7 @@ class Evaluator:
         return raw
 
 
-def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
+def evaluate(qrels: Mapping[str, Mapping[str, int]], run: dict[str, dict[str, float]],
              requests: list[TrecRequest], level: int = 1, judged_only: bool = False,
              num_docs_in_coll: int = 0, compaction: Compaction = NO_COMPACTION,
              release: str = TREC_EVAL_RELEASES[0]) -> dict[str, dict[str, float]]:
@@ -247,6 +273,54 @@ def negative_only(query: np.ndarray, grade: np.ndarray, n_queries: int) -> np.nd
     return np.flatnonzero(top < 0)
 
 
+# Judgments made Python dicts at once for pytrec_eval, which copies them (its copy, some 50
+# bytes a judgment, stays; the dicts, as much again, are let go batch by batch).
+QRELS_BATCH = 1 << 18
+
+
+class Judgments(Mapping):
+    """A shard's judgments as pytrec_eval takes them, ``{query: {document: level}}``, kept as
+    arrays and made dicts when asked: a query at a time (the Mapping) or a batch of whole
+    queries of about QRELS_BATCH judgments at a time (:meth:`batches`), so that no more than
+    a batch of them is ever Python objects. Query q's judgments are ``levels``
+    [bounds[q]:bounds[q + 1]], each named by its place among them (``names``)."""
+
+    def __init__(self, qids: list[str], bounds: np.ndarray, names: list[str],
+                 levels: np.ndarray) -> None:
+        self.qids, self.bounds, self.names = qids, bounds, names
+        self.levels = levels.astype(np.min_scalar_type(-1 - int(np.abs(levels).max(initial=0))))
+        self._index = {q: i for i, q in enumerate(qids)}
+
+    def __getitem__(self, qid: str) -> dict[str, int]:
+        q = self._index[qid]
+        return self._dicts(q, q + 1)[qid]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.qids)
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+    def batches(self) -> Iterator[dict[str, dict[str, int]]]:
+        """The judgments as dicts, a batch of whole queries at a time, in query order."""
+        cuts = chunk_cuts(self.bounds, QRELS_BATCH).tolist()
+        for q0, q1 in zip(cuts, cuts[1:]):
+            yield self._dicts(q0, q1)
+
+    def _dicts(self, q0: int, q1: int) -> dict[str, dict[str, int]]:
+        """Queries q0..q1-1 as pytrec_eval takes them."""
+        lo, hi = int(self.bounds[q0]), int(self.bounds[q1])
+        return nested_dicts(self.qids[q0:q1], self.bounds[q0:q1 + 1] - lo, self.names,
+                            positions(self.bounds, q0, q1), self.levels[lo:hi].tolist(), True)
+
+
+def positions(bounds: np.ndarray, q0: int, q1: int) -> np.ndarray:
+    """(rows,) int64 each row's place within its query, for the rows of queries q0..q1-1
+    (query q's rows are bounds[q]:bounds[q + 1])."""
+    rows = np.arange(int(bounds[q0]), int(bounds[q1]))
+    return rows - np.repeat(bounds[q0:q1], np.diff(bounds[q0:q1 + 1]))
+
+
 class Bridge:
     """The collection as pytrec_eval sees it. Queries are named by index and documents by
     their place in their query (a judged document as its index among the query's judgments,
@@ -263,21 +337,25 @@ class Bridge:
         self.scores: list[float] = []
         self.qids = [str(q) for q in range(n_queries)]
         by_query = known[np.argsort(query[known], kind="stable")]
+        del known
         bounds = np.searchsorted(query[by_query], np.arange(n_queries + 1))
-        counts = np.diff(bounds)
-        self.n_local = int(counts.max(initial=0))
+        self.n_local = int(np.diff(bounds).max(initial=0))
         # code -> its index among its query's judgments; -1 for a code given pytrec_eval no
         # grade, and for the last entry, which every code of an unjudged row (>= J) reads
-        self.local = np.full(self.n_judged + 1, -1, dtype=np.int64)
-        self.local[by_query] = np.arange(len(by_query)) - np.repeat(bounds[:-1], counts)
+        self.local = np.full(self.n_judged + 1, -1, dtype=np.int32)
         self.names = [str(k) for k in range(self.n_local)]
         # trec_eval's atol; below 0, -1: trec_eval reads any negative grade as "in the pool,
         # not judged", but sizes a table by a query's largest grade + 1, so a query whose
         # grades are all below -1 would crash it (see negative_only)
-        grades = np.maximum(np.trunc(grade[by_query]), -1).astype(np.int64)
+        grades = np.empty(len(by_query), dtype=np.int64)
+        cuts = chunk_cuts(bounds, QRELS_BATCH).tolist()
+        for q0, q1 in zip(cuts, cuts[1:]):  # a batch of queries at a time: no long temporary
+            lo, hi = int(bounds[q0]), int(bounds[q1])
+            self.local[by_query[lo:hi]] = positions(bounds, q0, q1)
+            grades[lo:hi] = np.maximum(np.trunc(grade[by_query[lo:hi]]), -1)
+        del by_query
         self.compaction = Compaction.of(grades)
-        self.qrels = nested_dicts(self.qids, bounds, self.names, self.local[by_query],
-                                  self.compaction.levels(grades).tolist(), True)
+        self.qrels = Judgments(self.qids, bounds, self.names, self.compaction.levels(grades))
 
     def run(self, bounds: np.ndarray, doc: np.ndarray) -> dict[str, dict[str, float]]:
         """A run's rows (query q's codes are ``doc[bounds[q]:bounds[q + 1]]``, in trec_eval's
@@ -287,7 +365,7 @@ class Bridge:
             del self.names[self.n_local:]
             self.names += ranked_names(depth)
             self.scores = position_scores(depth)
-        position = np.arange(len(doc)) - np.repeat(bounds[:-1], np.diff(bounds))
+        position = positions(bounds, 0, len(bounds) - 1)
         local = self.local[np.minimum(doc, self.n_judged)]
         name = np.where(local >= 0, local, self.n_local + position)
         return nested_dicts(self.qids, bounds, self.names, name, self.scores)

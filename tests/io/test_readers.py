@@ -120,7 +120,8 @@ def test_bad_line_deep_in_large_gzip_file(good, tmp_path):
 def test_corrupt_gzip(good, tmp_path):
     q, r, _ = good
     bad = tmp_path / "bad.gz"
-    bad.write_bytes(gzip.compress(b"q1 Q0 a 1 1 t\n" * 100)[:40])
+    lines = b"".join(b"q1 Q0 d%d 1 1 t\n" % i for i in range(100))  # (no repeat in the
+    bad.write_bytes(gzip.compress(lines)[:60])  # lines read before the cut, which come first)
     one_error_line(rpp("eval", q, r, bad), r".*/bad\.gz: corrupt gzip data.*")
 
 
@@ -427,25 +428,29 @@ def test_gzip_members_and_padding_wherever_the_reads_cut_them(tmp_path, monkeypa
 
 
 @pytest.mark.parametrize("seed", [1, 7, 23])
-def test_qrels_dictionary_handed_over_is_the_one_built_anew(tmp_path, seed):
-    """The reader's dictionary (handed over once) and one built from the judgments alone hold
-    the same (query, docno) -> code entries: codes 0..J-1 in judgment order, keyed by the
-    query's place in trec_eval order; realistic qrels (mixed docnos, string qids, gzip)."""
+def test_qrels_dictionary_is_the_one_built_from_the_judgments(tmp_path, seed):
+    """The dictionary of qrels read (a new one each call) and one of qrels made from the
+    judgments alone hold the same (query, docno) -> code entries: codes 0..J-1 in judgment
+    order, keyed by the query's place in trec_eval order; realistic qrels (mixed docnos,
+    string qids, gzip)."""
     from rpp_cli.io.qrels import Qrels, read_qrels, sort_qids
 
     from ..realistic import generate, write_collection
 
     qrels_path, _ = write_collection(generate(seed), tmp_path, "mixed", seed)
     qrels = read_qrels(str(qrels_path))
-    handed, again = qrels.dictionary(), qrels.dictionary()
-    bare = Qrels(qrels.path, qrels.qids, qrels.qid, qrels.docno, qrels.grade).dictionary()
+    first, again = qrels.dictionary(), qrels.dictionary()
+    bare = Qrels(qrels.path, qrels.qids, qrels.qid_bounds, bytes(qrels.docno_bytes),
+                 qrels.docno_lens.copy(), qrels.grade).dictionary()
     place = {q: i for i, q in enumerate(sort_qids(qrels.qids))}
     want = np.array([place[q] for q in qrels.qids], dtype=np.int64)[qrels.qid]
-    for docs in (handed, again, bare):
+    for docs in (first, again, bare):
         assert len(docs) == len(qrels.grade)
         assert docs.keys().tolist() == want.tolist()
         assert docs.strings() == [qrels.docno.bytes(j) for j in range(len(qrels.grade))]
-    assert handed is not again  # given away once: the second is built anew
+        docs.freeze()
+        assert docs.find(qrels.docno, want).tolist() == list(range(len(qrels.grade)))
+    assert first is not again  # each call builds its own
 
 
 LAYOUTS = [  # paths given -> names by file, and by stem

@@ -109,7 +109,9 @@ BAD_LINES = [
      "over the limit of 4,096", 7),
     ("bad score", b"q2 Q0 d5 3 0.5x tagA\n", "score '0.5x' is not a finite number", 7),
     ("bad score, then a control byte", b"q2 Q0 d5 3 nan tagA\n" + TAIL + b"q4 \x7f\n",
-     "not a text file: control byte 0x7f; expected run: qid Q0 docno rank score [tag]", 10),
+     "score 'nan' is not a finite number", 7),
+    ("a control byte, then a bad score", b"q2 Q0 d5 3 \x7f tagA\n" + TAIL + b"q4 Q0 d 1 x\n",
+     "not a text file: control byte 0x7f; expected run: qid Q0 docno rank score [tag]", 7),
     ("repeated docno", b"q1 Q0 d1 3 0.5 tagA\n", "docno 'd1' repeated in query q1 (first at "
      "line 1); use --dedup to keep the best-scored copy", 7),
     ("line too long", b"q2 Q0 d5 3 0.5 tagA" + b" " * (1 << 20) + b"\n", "line longer than "
@@ -145,19 +147,26 @@ def test_bad_lines_give_one_error_at_every_window(tmp_path, monkeypatch, gz, wha
             assert (res.code, res.err) == (2, want), f"window {window}, -j {jobs}"
 
 
-def test_the_size_limit_comes_before_an_early_bad_line(tmp_path, monkeypatch):
-    """As when the file was read whole: past RPP_MAX_INPUT_BYTES the file is refused as too
-    large, even though line 7 is already bad (the rest is read, not kept, to know)."""
+def test_an_early_bad_line_comes_before_the_size_limit(tmp_path, monkeypatch):
+    """A run's first error is the one reported, as soon as it is read: line 7 is bad, and
+    the file is refused for it before its end, past RPP_MAX_INPUT_BYTES, is read; a file
+    whose bad line is past the limit is refused as too large."""
     qrels = tmp_path / "qrels"
     qrels.write_bytes(QRELS)
-    run = _bad_run(tmp_path, b"q2 Q0 d5 3\n" + TAIL * 200, gz=True)
+    early = _bad_run(tmp_path, b"q2 Q0 d5 3\n" + TAIL * 200, gz=True)
+    late = tmp_path / "late.gz"
+    late.write_bytes(gzip.compress(HEAD + TAIL * 200 + b"q2 Q0 d5 3\n", mtime=0))
     monkeypatch.setenv("RPP_MAX_INPUT_BYTES", "2000")
     for window in (DEFAULT, 7, 64, 1024):
         monkeypatch.setattr(table, "WINDOW_BYTES", window)
-        res = rpp("eval", qrels, run)
-        assert res.code == 2 and res.err == (
-            f"rpp: {run}: larger than the limit of 2,000 bytes per input file (decompressed); "
-            "split the file or raise RPP_MAX_INPUT_BYTES\n"), window
+        for jobs in ("1", "3"):
+            res = rpp("eval", "-j", jobs, qrels, early)
+            assert (res.code, res.err) == (2, f"rpp: {early}:7: expected 5 or 6 fields (run: "
+                                              "qid Q0 docno rank score [tag]), found 4\n"), window
+            res = rpp("eval", "-j", jobs, qrels, late)
+            assert res.code == 2 and res.err == (
+                f"rpp: {late}: larger than the limit of 2,000 bytes per input file "
+                "(decompressed); split the file or raise RPP_MAX_INPUT_BYTES\n"), window
 
 
 def test_a_file_of_comments_is_empty_at_every_window(tmp_path, monkeypatch):
@@ -212,10 +221,11 @@ def test_a_file_without_line_ends_is_scanned_a_logarithmic_number_of_times(tmp_p
     path.write_bytes(b"1 Q0 d 1 2 t\r" * ((2 << 20) // 13))
     monkeypatch.setattr(source, "CHUNK", 4096)
     monkeypatch.setattr(table, "WINDOW_BYTES", 1024)
-    scans = []
+    scans = []  # the run's scans (the qrels are read through the same windows)
     real = table._cuts
     monkeypatch.setattr(table, "_cuts", lambda buffer, final, size: (
-        scans.append(len(buffer)), real(buffer, final, size))[1])
+        buffer.startswith(b"1 Q0 d ") and scans.append(len(buffer)),
+        real(buffer, final, size))[1])
     res = rpp("eval", "-m", "map", DEMO / "qrels", path)
     assert res.code == 2 and ":1: line longer than 1,048,576 bytes" in res.err, res.err
     assert 0 < len(scans) <= 16, len(scans)
