@@ -20,6 +20,7 @@ from .errors import InputError, number
 from .io.identity import check_inputs
 from .io.qrels import SubtopicQrels, read_qrels, read_subtopic_qrels
 from .core.table import split, split_stream
+from .measures import pytrec_adapter
 from .measures import (ALL_QUERIES, DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure,
                        across_runs)
 from .results import Results
@@ -245,6 +246,17 @@ def default_measures(measure_names: list[str] | None, subtopics: str | None) -> 
                                                                  else [])
 
 
+def libraries_first(measures: list[Measure]) -> None:
+    """Load the C libraries the work will use before any thread of rpp's starts: glibc gives
+    a thread the thread-local storage of a library loaded after it started on the thread's
+    first use of it, and ends the process (status 127, "cannot allocate memory for
+    thread-local data") when memory is short then, where rpp would say out of memory."""
+    import numpy.random  # noqa: F401 - the draws of tests, intervals and meta's samples
+
+    if any(m.trec is not None for m in measures):
+        pytrec_adapter.load_library()
+
+
 def evaluate_runs(qrels_path: str | None, run_paths: list[str], measures: list[Measure],
                   options: Options, per_query: bool, notes: list[str],
                   need_relevant: bool | None = None) -> Context:
@@ -253,6 +265,7 @@ def evaluate_runs(qrels_path: str | None, run_paths: list[str], measures: list[M
     to compare), or when ``need_relevant`` says so; trec_eval's alone score them as it does."""
     if need_relevant is None:
         need_relevant = any(not m.all_queries for m in measures)
+    libraries_first(measures)
     coll = load(qrels_path, run_paths, options, notes, across_runs(measures), need_relevant)
     return measure(coll, measures, per_query, notes, options.jobs)
 

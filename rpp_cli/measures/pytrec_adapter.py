@@ -184,6 +184,12 @@ class Evaluator:
         return raw
 
 
+def load_library() -> None:
+    """Load pytrec_eval's C++ library now, in the calling thread (see
+    :func:`rpp_cli.pipeline.libraries_first`)."""
+    import pytrec_eval_ext  # noqa: F401
+
+
 def evaluate(qrels: Mapping[str, Mapping[str, int]], run: dict[str, dict[str, float]],
              requests: list[TrecRequest], level: int = 1, judged_only: bool = False,
              num_docs_in_coll: int = 0, compaction: Compaction = NO_COMPACTION,

@@ -279,3 +279,35 @@ def fault():
     for code in (in_thread, at_exit):
         res = _injected(code, COMMANDS["check"])
         assert _out_of_memory(res, "check")
+
+
+_EXTENSIONS_AFTER_THREADS = """
+import os, runpy, sys, importlib.machinery as machinery
+load = machinery.ExtensionFileLoader.create_module
+def noted(self, spec):
+    if len(os.listdir("/proc/self/task")) > 1:
+        sys.__stderr__.write(f"loaded after a thread started: {spec.name}\\n")
+    return load(self, spec)
+machinery.ExtensionFileLoader.create_module = noted
+sys.argv = ["rpp", *sys.argv[1:]]
+runpy.run_module("rpp_cli", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("name", ["eval", "check", "check-fail", "compare", "meta", "levels",
+                                  "subtopics"])
+def test_c_libraries_load_before_rpp_starts_a_thread(name):
+    """A thread that first touches a C library loaded after it started gets its thread-local
+    storage then, and glibc ends the process (127, "cannot allocate memory for thread-local
+    data") if memory is short: every C extension rpp's work needs (pytrec_eval's C++, numpy's
+    random) is loaded while rpp has one thread (OpenBLAS held to one, as under a limit)."""
+    more = {"compare": ["compare", "-j", "2", "--test", "wilcoxon", QRELS, *RUNS],
+            "meta": ["meta", "-j", "2", "--samples", "20", QRELS, *RUNS],
+            "levels": ["levels", "-j", "2", QRELS, *RUNS[:2]],
+            "subtopics": ["eval", "-j", "2", "--subtopics", str(DEMO / "qrels.subtopics"),
+                          QRELS, *RUNS]}
+    args = more.get(name) or [*COMMANDS[name][:1], "-j", "2", *COMMANDS[name][1:]]
+    res = subprocess.run([sys.executable, "-c", _EXTENSIONS_AFTER_THREADS, *args],
+                         capture_output=True, timeout=120, env=_env(OPENBLAS_NUM_THREADS="1"))
+    assert res.returncode in (0, 1), res.stderr.decode()[-2000:]
+    assert b"loaded after a thread started" not in res.stderr, res.stderr.decode()
