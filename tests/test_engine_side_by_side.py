@@ -63,6 +63,20 @@ def test_families_side_by_side_give_what_one_by_one_gives(tmp_path, monkeypatch,
         assert any("num_rel" in n for n in many_notes)
 
 
+def test_under_an_address_space_limit_the_families_run_in_turn(tmp_path, monkeypatch):
+    """Under ``ulimit -v`` no thread starts near the peak (glibc ends a process whose late
+    thread cannot get memory for a library's thread-local storage: status 127): -j 3 runs
+    the families one by one, and prints what it prints otherwise."""
+    from rpp_cli.core import memory
+
+    qrels, runs = write_collection(generate(5), tmp_path, "mixed")
+    free, _ = _evaluate(qrels, runs, 3)
+    monkeypatch.setattr(memory, "address_space_limited", lambda: True)
+    monkeypatch.setattr(pipeline, "side_by_side", lambda work, name: pytest.fail(name))
+    limited, _ = _evaluate(qrels, runs, 3)
+    assert list(limited.results.rows()) == list(free.results.rows())
+
+
 def test_the_first_family_error_in_order_is_raised_after_all_end():
     """side_by_side: every call runs to its end; the error of the first failing call in
     list order is raised, whichever failed first."""
