@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .core import Column, Dictionary, column_of, rank_rows
+from .core import Column, rank_rows
 from .core.memory import release_free_memory
 from .errors import InputError, number
+from .io.judged import JudgedIndex
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids
 from .io.runs import name_runs
 from .join import Coder, LoadedRun, RunRows, load_run
@@ -136,7 +137,7 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
         judged_grade = np.concatenate((judged_grade, np.full(len(docs) - len(qrels.grade),
                                                              np.nan)))
     n_judged = len(docs)
-    judged_query = docs.keys().copy()
+    judged_query = docs.keys()  # an array of its own
     item_doc, item_names = _items(docs, judged_query, judged_grade, level, subtopic_item)
     item_query = judged_query[item_doc]
     item_of_doc = np.full(n_judged, -1, dtype=np.int64)
@@ -274,7 +275,7 @@ def _item_grades(judged_grade: np.ndarray, item_doc: np.ndarray) -> np.ndarray:
     return np.nan_to_num(judged_grade[item_doc], nan=0.0)
 
 
-def _items(docs: Dictionary, judged_query: np.ndarray, judged_grade: np.ndarray,
+def _items(docs: JudgedIndex, judged_query: np.ndarray, judged_grade: np.ndarray,
            level: float | None, subtopic_item: np.ndarray | None) -> tuple[np.ndarray, Column]:
     """Codes of the items, and their docnos' bytes: judged relevant in the main qrels (or
     relevant to a subtopic), grouped by query and, within one, in byte order of the docno."""
@@ -283,7 +284,7 @@ def _items(docs: Dictionary, judged_query: np.ndarray, judged_grade: np.ndarray,
         is_item[subtopic_item] = True
     codes = np.flatnonzero(is_item)
     query = judged_query[codes]
-    names = column_of(docs.strings(codes))
+    names = docs.column(codes)  # one buffer: no bytes object per item
     order = rank_rows(names, query, np.zeros(len(codes)),
                       int(query.max(initial=-1)) + 1)[::-1]  # by query, docno ascending
     pick = order[np.argsort(query[order], kind="stable")]

@@ -22,6 +22,7 @@ from typing import Callable, Iterator, Sequence, TypeVar
 
 from . import base
 from .base import Inline, WorkerDied
+from ..core.memory import release_free_memory
 from ..progress import progress
 
 T = TypeVar("T")
@@ -89,6 +90,7 @@ class Processes:
         shard is left to hand out, giving their slots back."""
         for stream in (sys.stdout, sys.stderr):
             stream.flush()  # a forked child must not inherit unwritten output
+        release_free_memory()  # the heap's free pages: each worker would count them again
         n = len(shards)
         done: dict[int, U] = {}
         # parent's end -> (pid, shard, whether it is writing that shard)

@@ -244,10 +244,16 @@ class JudgedIndex:
                     self._maps[k].freeze()
 
     def keys(self) -> np.ndarray:
-        """(len,) int64 key of every code, in code order."""
+        """(len,) int64 key of every code, in code order: filled a chunk of queries at a
+        time, so the only array as long as the judgments is the one returned."""
         with self._lock:
-            return np.concatenate((np.repeat(self._place, np.diff(self._bounds)),
-                                   self._added_key.array()))
+            added = self._added_key.array()
+            out = np.empty(self._judged + len(added), dtype=np.int64)
+            for q0, q1 in zip(self._cuts[:-1].tolist(), self._cuts[1:].tolist()):
+                out[self._bounds[q0]:self._bounds[q1]] = np.repeat(
+                    self._place[q0:q1], np.diff(self._bounds[q0:q1 + 1]))
+            out[self._judged:] = added
+            return out
 
     def strings(self, codes: np.ndarray | None = None) -> list[bytes]:
         """The strings of ``codes`` (default: all, in code order), made a block at a time:

@@ -76,6 +76,10 @@ def plan_passes(wanted: list[tuple[TrecRequest, int]]) -> tuple[list[Pass], list
     return passes, where
 
 
+TREC_SHARD_WORK = 1 << 18  # a shard's rows and judgments at most: a worker holds pytrec_eval's
+# copy of them (some 50 bytes a judgment, more a row) and their dicts a batch at a time
+
+
 @dataclass(frozen=True)
 class TrecShard:
     """What pytrec_eval needs for a shard of queries, renumbered from 0: the judged codes of
@@ -99,9 +103,9 @@ def trec_shards(judged, runs: list, release: str = LATEST) -> tuple[np.ndarray, 
     slot = np.empty(len(by_query), dtype=np.int64)  # code -> its place in by_query
     slot[by_query] = np.arange(len(by_query))
     run_bounds = [r.bounds(len(judged.qids)) for r in runs]
-    rows = sum(np.diff(b) for b in run_bounds)
-    bounds = query_shards(np.asarray(rows, dtype=np.float64) + 1.0, current().workers,
-                          shrink=True)
+    rows = sum(np.diff(b) for b in run_bounds)  # a shard holds its rows and its judgments
+    work = np.asarray(rows, dtype=np.float64) + np.diff(judged_bounds) + 1.0
+    bounds = query_shards(work, current().workers, TREC_SHARD_WORK, shrink=True)
 
     def build(i: int) -> TrecShard:
         q0, q1 = int(bounds[i]), int(bounds[i + 1])
