@@ -100,8 +100,9 @@ def _load_memory() -> ModuleType:
 
 def _load_cli(limited: bool) -> ModuleType:
     """rpp_cli/cli.py, loaded with fd 2 held back and, under an address-space limit
-    (``limited``), Ctrl-C noted, not acted on: OpenBLAS short of memory as numpy loads says so
-    on fd 2, then exits or raises SIGINT (its threads); either is rpp's one line instead.
+    (``limited``), Ctrl-C noted, not acted on, and OpenBLAS's buffer taken: OpenBLAS short of
+    memory as numpy loads or maps its buffer says so on fd 2, then exits or raises SIGINT (its
+    threads); either is rpp's one line instead.
     Anything else written is passed on after, and the user's own Ctrl-C then ends rpp as
     SIGINT's default does."""
     assert _memory is not None
@@ -115,6 +116,8 @@ def _load_cli(limited: bool) -> ModuleType:
         with _held_stderr(written):
             try:
                 from . import cli
+                if limited:
+                    _memory.take_blas_buffer()
             finally:
                 if note:
                     signal.signal(signal.SIGINT, signal.SIG_DFL)

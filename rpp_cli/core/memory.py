@@ -73,6 +73,17 @@ _NO_THREAD = "can't start new thread"  # RuntimeError of threading.Thread.start
 _PROBE_BYTES = 32 << 20  # OpenBLAS's smallest buffer: a library that gave up wanted this much
 
 
+def take_blas_buffer() -> None:
+    """Have OpenBLAS map its work buffer (32 MB) now, with one small matrix product: it maps it
+    on its first product and keeps it, and where that is late in a command, near its peak,
+    and the mapping fails, it prints its own error before giving up (rpp's line follows it).
+    Under a ``ulimit -v`` the CLI calls this while it loads (OpenBLAS held to one thread)."""
+    import numpy
+
+    square = numpy.ones((2, 2))
+    square @ square
+
+
 def address_space_limited() -> bool:
     """Whether mmap can fail for want of memory here: a finite ``ulimit -v`` or ``-d``, or the
     kernel's strict overcommit (elsewhere the kernel maps, and kills when pages run out)."""

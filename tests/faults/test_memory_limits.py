@@ -311,3 +311,34 @@ def test_c_libraries_load_before_rpp_starts_a_thread(name):
                          capture_output=True, timeout=120, env=_env(OPENBLAS_NUM_THREADS="1"))
     assert res.returncode in (0, 1), res.stderr.decode()[-2000:]
     assert b"loaded after a thread started" not in res.stderr, res.stderr.decode()
+
+
+_BLAS_BUFFER = """
+import sys
+import numpy  # noqa: F401 (what numpy itself maps is not the buffer)
+import rpp_cli.__main__ as entry
+def mapped() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmSize")) * 1024
+entry._memory = entry._load_memory()
+entry._one_blas_thread()
+entry._load_cli(sys.argv[1] == "limited")
+before = mapped()
+square = numpy.ones((2, 2))
+square @ square
+print(mapped() - before)
+"""
+
+
+def test_openblas_maps_its_buffer_while_rpp_loads_under_a_limit():
+    """Under a limit the CLI has OpenBLAS map its 32 MB work buffer while it loads (fd 2 held
+    back): a first matrix product late in a command, near its peak, that cannot map it has
+    OpenBLAS print "Memory allocation still failed ... giving up" before rpp's own line. After
+    loading, a product maps nothing more; loaded without a limit, the first product maps it."""
+    def grown(how: str) -> int:
+        res = _limited([sys.executable, "-c", _BLAS_BUFFER, how], CEILING,
+                       env=_env(OPENBLAS_NUM_THREADS="1"))
+        assert res.returncode == 0, res.stderr.decode()[-2000:]
+        return int(res.stdout)
+    assert grown("limited") < MB
+    assert grown("free") >= 16 * MB
