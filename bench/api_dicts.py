@@ -13,7 +13,15 @@ checks that the three give the same records (exit 1 if not).
         --docnos mixed
     PYTHONPATH=. python bench/api_dicts.py /tmp/c40 --repeat 5
 
-Measured on the shared 2-core VM while other work ran (load 4-6), median of interleaved
+Measured on the idle 2-core VM (2026-12-02, commit 0cf7768), where the files' reading threads
+have both cores to themselves and the dicts' text is made in one thread, before its reading:
+
+    40 runs, 3 repeats: files 5.64 s; dicts 9.06 s (1.61x, CPU 1.34x); DataFrames 8.97 s
+        (1.59x, CPU 1.33x)
+    10 runs, 5 repeats: files 1.25 s; dicts 2.21 s (1.77x, CPU 1.50x); DataFrames 2.13 s
+        (1.71x, CPU 1.47x)
+
+Measured earlier on the shared 2-core VM while other work ran (load 4-6), median of interleaved
 repeats, default measures, collections from make_collection.py --docnos mixed (wall time;
 CPU time, this process and its workers, beside it):
 
