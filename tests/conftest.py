@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import gzip
+import importlib
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,3 +132,13 @@ def tiny(tmp_path: Path):
                            (scores or {}).get(tag)) for tag, ranking in runs.items()]
         return q, paths
     return make
+
+
+def script_module(folder: str, name: str):
+    """The script ``folder/name.py`` of the repository as a module (bench/ and fixtures/ are
+    not packages)."""
+    sys.path.insert(0, str(ROOT / folder))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.pop(0)

@@ -1,23 +1,15 @@
 """bench/serial.py's accounting: which intervals are serial, and the step each goes to."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import script_module
 
 
 @pytest.fixture(scope="module")
 def serial():
     """bench/serial.py as a module (bench/ is not a package)."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import serial
-    finally:
-        sys.path.pop(0)
-    return serial
+    return script_module("bench", "serial")
 
 
 MAIN, FAMILY, WORKER = 100, 101, 200  # thread ids: rpp's main thread and a family's; a worker

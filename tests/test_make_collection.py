@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT, script_module
 SCRIPT = ROOT / "fixtures" / "make_collection.py"
 SHARES = (0.55, 0.3, 0.1, 0.05)
 
@@ -19,12 +19,7 @@ SHARES = (0.55, 0.3, 0.1, 0.05)
 @pytest.fixture(scope="module")
 def make_collection():
     """The generator's module (fixtures/ is not a package)."""
-    sys.path.insert(0, str(ROOT / "fixtures"))
-    try:
-        import make_collection
-    finally:
-        sys.path.pop(0)
-    return make_collection
+    return script_module("fixtures", "make_collection")
 
 
 def files(folder: Path) -> dict[str, bytes]:
