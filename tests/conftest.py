@@ -3,15 +3,35 @@ from __future__ import annotations
 
 import gzip
 import importlib
+import os
 import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import hypothesis
 import pytest
 from click.testing import CliRunner
 
 from rpp_cli.cli import cli
+
+
+def _scaled_examples(scale: int) -> None:
+    """Every property and differential test draws ``scale`` times its examples (for a deep
+    run before a release: RPP_HYPOTHESIS_SCALE=10 pytest ...); decorators' own counts too."""
+    init = hypothesis.settings.__init__
+
+    def scaled(self, parent=None, **kwargs):
+        if "max_examples" in kwargs:
+            kwargs["max_examples"] *= scale
+        init(self, parent, **kwargs)
+    hypothesis.settings.__init__ = scaled
+    hypothesis.settings.register_profile("scaled", max_examples=100)  # (scaled as well)
+    hypothesis.settings.load_profile("scaled")
+
+
+if int(os.environ.get("RPP_HYPOTHESIS_SCALE", "1")) > 1:
+    _scaled_examples(int(os.environ["RPP_HYPOTHESIS_SCALE"]))
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
