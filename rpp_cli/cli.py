@@ -20,6 +20,7 @@ import click
 from . import __version__
 from .commands import COMMANDS
 from .core import memory
+from .engine.threads import inline_only
 from .errors import (EXIT_BAD_INPUT, EXIT_CLOSED_PIPE, EXIT_INTERNAL, EXIT_INTERRUPTED, InputError,
                      shown)
 from .options import quiet_callback
@@ -262,6 +263,8 @@ def main() -> None:
 def _run() -> int | str | None:
     """The command and the close of stdout; its exit status."""
     memory.tune()
+    if memory.address_space_limited():
+        inline_only()
     guard_stderr()  # stderr closed or failing: notes are lost, results and status are not
     if sys.stdout is None:  # started with stdout closed (>&-)
         _cannot_write("standard output is closed")

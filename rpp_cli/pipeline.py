@@ -14,7 +14,6 @@ import numpy as np
 
 from .aggregate import add_metric, add_preference
 from .collection import Collection, counted, encode
-from .core import memory
 from .engine import Processes, current
 from .engine.threads import side_by_side
 from .errors import InputError, number
@@ -195,11 +194,7 @@ def measure(coll: Collection, measures: list[Measure], per_query: bool,
         by_family.setdefault(m.family, []).append(m)
     families = [(FAMILIES[fam], group) for fam, group in by_family.items()]
     engine = current()
-    # under ``ulimit -v`` no thread starts this late, near the peak: one that cannot get
-    # memory for a C library's thread-local storage on its first use of it is ended by glibc
-    # with the whole process (127, "cannot allocate memory for thread-local data")
-    if len(families) < 2 or not isinstance(engine, Processes) or engine.workers < 2 \
-            or memory.address_space_limited():
+    if len(families) < 2 or not isinstance(engine, Processes) or engine.workers < 2:
         for compute, group in families:
             compute(ctx, group)
     else:  # side by side: what one does in this process overlaps the others' workers

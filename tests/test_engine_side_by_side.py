@@ -63,16 +63,17 @@ def test_families_side_by_side_give_what_one_by_one_gives(tmp_path, monkeypatch,
         assert any("num_rel" in n for n in many_notes)
 
 
-def test_under_an_address_space_limit_the_families_run_in_turn(tmp_path, monkeypatch):
-    """Under ``ulimit -v`` no thread starts near the peak (glibc ends a process whose late
-    thread cannot get memory for a library's thread-local storage: status 127): -j 3 runs
-    the families one by one, and prints what it prints otherwise."""
-    from rpp_cli.core import memory
+def test_under_an_address_space_limit_no_thread_starts(tmp_path, monkeypatch):
+    """Under ``ulimit -v`` (the CLI calls inline_only) no thread starts: CPython's
+    Thread.start hangs when the new thread cannot get memory to start, and glibc ends a
+    process whose late thread cannot get memory for a library's thread-local storage (127).
+    -j 3 then reads, splits and runs the families in this thread, and prints the same."""
+    from rpp_cli.engine import threads
 
     qrels, runs = write_collection(generate(5), tmp_path, "mixed")
     free, _ = _evaluate(qrels, runs, 3)
-    monkeypatch.setattr(memory, "address_space_limited", lambda: True)
-    monkeypatch.setattr(pipeline, "side_by_side", lambda work, name: pytest.fail(name))
+    monkeypatch.setattr(threads, "_INLINE", [True])
+    monkeypatch.setattr(threading.Thread, "start", lambda self: pytest.fail(self.name))
     limited, _ = _evaluate(qrels, runs, 3)
     assert list(limited.results.rows()) == list(free.results.rows())
 

@@ -22,6 +22,16 @@ from ..progress import progress
 T = TypeVar("T")
 U = TypeVar("U")
 
+_INLINE = [False]  # no thread is started (see :func:`inline_only`)
+
+
+def inline_only() -> None:
+    """From now on every way below runs its work in the calling thread, in order. The CLI
+    calls it under an address-space limit (``ulimit -v``): CPython's ``Thread.start`` waits for
+    the new thread to say it started, and one whose start fails for want of memory never does,
+    so the process would hang."""
+    _INLINE[0] = True
+
 
 def default_jobs() -> int:
     """Workers when the user does not say: one per core, at most 4."""
@@ -33,7 +43,7 @@ def map_ordered(fn: Callable[[int], T], n_runs: int, jobs: int, label: str | Non
     """``[fn(r) for r in range(n_runs)]`` on ``jobs`` threads (progress on a terminal under
     ``label``). If calls fail, the exception of the lowest ``r`` is raised, whatever the
     timing: runs are started in order, and none is started after a failure."""
-    jobs = max(1, min(jobs, n_runs))
+    jobs = 1 if _INLINE[0] else max(1, min(jobs, n_runs))
     if jobs == 1:
         made = (fn(r) for r in range(n_runs))
         return list(progress(made, label, length=n_runs) if label else made)
@@ -80,6 +90,9 @@ def map_ordered(fn: Callable[[int], T], n_runs: int, jobs: int, label: str | Non
 def pipelined(items: Iterator[T], fn: Callable[[T], U], threads: int) -> Iterator[U]:
     """``fn`` of each item, in order, on ``threads`` threads; at most ``threads`` items wait
     or run while the next is made (``items`` is advanced in the calling thread)."""
+    if _INLINE[0]:
+        yield from map(fn, items)
+        return
     with ThreadPoolExecutor(threads, thread_name_prefix="rpp-join") as pool:
         waiting: deque[Future[U]] = deque()
         try:
@@ -97,6 +110,10 @@ def pipelined(items: Iterator[T], fn: Callable[[T], U], threads: int) -> Iterato
 def run_all(calls: list[Callable[[], None]], name: str) -> None:
     """Run every call of ``calls`` side by side (one thread each, named ``name``) and wait for
     all; the first failing call's error (in list order) is raised."""
+    if _INLINE[0]:
+        for call in calls:
+            call()
+        return
     with ThreadPoolExecutor(len(calls), thread_name_prefix=name) as pool:
         for done in [pool.submit(call) for call in calls]:
             done.result()
@@ -109,6 +126,10 @@ def side_by_side(calls: list[Callable[[], None]], name: str) -> None:
     The waits can be interrupted (Ctrl-C is never held up by a call still running), and a
     call left running then never keeps the process alive. Where no thread can be started,
     the calls left run in this thread, one after the other."""
+    if _INLINE[0]:
+        for call in calls:
+            call()
+        return
     failed: dict[int, BaseException] = {}
     contexts = [contextvars.copy_context() for _ in calls]
 
@@ -135,7 +156,27 @@ def side_by_side(calls: list[Callable[[], None]], name: str) -> None:
         raise failed[min(failed)]
 
 
-def pool(threads: int, name: str) -> ThreadPoolExecutor:
+def pool(threads: int, name: str) -> "ThreadPoolExecutor | _InlinePool":
     """A pool of ``threads`` threads named ``name``, for work submitted ahead of its use (a
     window split while the one before is coded); closed by ``with``."""
-    return ThreadPoolExecutor(threads, thread_name_prefix=name)
+    return _InlinePool() if _INLINE[0] else ThreadPoolExecutor(threads, thread_name_prefix=name)
+
+
+class _InlinePool:
+    """:func:`pool` where no thread may start: each submitted call runs at once, its result
+    or error kept in its future."""
+
+    def __enter__(self) -> "_InlinePool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def submit(self, fn: Callable[..., T], *args, **kwargs) -> Future:
+        """``fn(*args, **kwargs)`` now, as a done future."""
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as err:  # noqa: BLE001 - raised by result(), as a pool's is
+            future.set_exception(err)
+        return future
