@@ -44,6 +44,14 @@ def _versions() -> str:
             f"pytrec_eval {pytrec}")
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: the versions are looked up only when asked for (reading the installed
+    packages' metadata costs every other run of rpp some 30 ms)."""
+    if value and not ctx.resilient_parsing:
+        click.echo(f"rpp {__version__} ({_versions()})", color=ctx.color)
+        ctx.exit()
+
+
 class _ClosedPipe(Exception):
     """The reader of our output went away (``| head``)."""
 
@@ -113,8 +121,8 @@ class RppGroup(click.Group):
 
 @click.group(cls=RppGroup,
              context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
-@click.version_option(__version__, "-V", "--version", prog_name="rpp",
-                      message=f"%(prog)s %(version)s ({_versions()})")
+@click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Show the version and exit.")
 @click.option("-Q", "--quiet", "group_quiet", is_flag=True, expose_value=False,
               callback=quiet_callback,
               help="No notes and no progress bars on stderr for the command (the same as its "
