@@ -25,7 +25,7 @@ from rpp_cli.core import PARALLEL_ROWS
 from rpp_cli.errors import InputError
 from rpp_cli.results import Results
 
-from .conftest import ctrl_c_as_from_a_terminal, rpp
+from .conftest import ctrl_c_as_from_a_terminal, rpp, script_module
 from .realistic import generate, write_collection
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -256,24 +256,26 @@ def test_a_worker_killed_while_writing_says_the_output_is_cut(tmp_path):
 
 
 @pytest.mark.slow
-def test_rpp_workers_write_the_same_bytes_to_files_and_pipes(tmp_path):
+def test_rpp_workers_write_the_same_bytes_to_files_and_pipes(tmp_path, monkeypatch):
     """rpp eval -q -j 3 with one query per output shard (the workers write stdout in turn):
-    the same bytes as -j 1, into a file and through a pipe; a reader that leaves early ends
-    rpp with 0, a full disk with 2."""
-    args = [sys.executable, "-m", "rpp_cli", "eval", "-q", "-Q", str(ROOT / "fixtures" / "demo"
-                                                                        / "qrels"),
-            *sorted(str(p) for p in (ROOT / "fixtures" / "demo" / "runs").iterdir())]
+    the same bytes as -j 1 (written inline: run in this process), into a file and through a
+    pipe; a reader that leaves early ends rpp with 0, a full disk with 2."""
+    inputs = [str(ROOT / "fixtures" / "demo" / "qrels"),
+              *sorted(str(p) for p in (ROOT / "fixtures" / "demo" / "runs").iterdir())]
+    args = [sys.executable, "-m", "rpp_cli", "eval", "-q", "-Q", *inputs]
     env = {**os.environ, "RPP_SHARD_QUERIES": "1"}
-    one = subprocess.run(args + ["-j", "1"], capture_output=True, env=env, timeout=120)
+    monkeypatch.setenv("RPP_SHARD_QUERIES", "1")
+    inline = rpp("eval", "-q", "-Q", *inputs, "-j", "1")
+    one = inline.out.encode()
     piped = subprocess.run(args + ["-j", "3"], capture_output=True, env=env, timeout=120)
     with open(tmp_path / "out", "wb") as f:
         filed = subprocess.run(args + ["-j", "3"], stdout=f, env=env, timeout=120)
-    assert one.returncode == piped.returncode == filed.returncode == 0
-    assert piped.stdout == one.stdout == (tmp_path / "out").read_bytes()
-    assert one.stdout.count(b"\n") > 1000
+    assert inline.code == piped.returncode == filed.returncode == 0
+    assert piped.stdout == one == (tmp_path / "out").read_bytes()
+    assert one.count(b"\n") > 1000
     proc = subprocess.Popen(args + ["-j", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=env)
-    assert proc.stdout.read(100) == one.stdout[:100]
+    assert proc.stdout.read(100) == one[:100]
     proc.stdout.close()
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and err == b""
@@ -685,10 +687,8 @@ def test_a_large_run_read_alone_prints_the_same_on_every_core(tmp_path):
     """A run of over PARALLEL_ROWS rows read alone: its windows are split and its rows coded
     by the idle cores (-j 3: three parts). With tied scores, --dedup over copies at lower and
     equal scores and -M, every -j prints what -j 1 prints."""
-    script = ROOT / "fixtures" / "make_collection.py"
-    subprocess.run([sys.executable, str(script), "--out", str(tmp_path), "--runs", "2",
-                    "--queries", "300", "--depth", "500", "--seed", "8", "--docnos", "mixed"],
-                   check=True, capture_output=True)
+    script_module("fixtures", "make_collection").generate(
+        str(tmp_path), n_runs=2, n_queries=300, depth=500, seed=8, docno_style="mixed")
     run = sorted((tmp_path / "runs").iterdir())[0]
     lines = run.read_bytes().splitlines(keepends=True)
     copies = []
@@ -704,14 +704,13 @@ def test_a_large_run_read_alone_prints_the_same_on_every_core(tmp_path):
     outputs = {}
     for jobs in ("1", "2", "3"):
         for extra in ((), ("-M", "100")):
-            res = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-q", "--dedup",
-                                  "--precision", "10", "-j", jobs, *extra, qrels, str(big)],
-                                 capture_output=True, text=True, timeout=300)
-            assert res.returncode == 0, res.stderr
-            outputs[(jobs, extra)] = res.stdout
+            res = rpp("eval", "-q", "--dedup", "--precision", "10", "-j", jobs, *extra, qrels,
+                      big)
+            assert res.code == 0, res.err
+            outputs[(jobs, extra)] = res.out
     for (jobs, extra), out in outputs.items():
         assert out == outputs[("1", extra)] and out.count("\n") > 1000, (jobs, extra)
-    assert "repeated docnos dropped" in res.stderr
+    assert "repeated docnos dropped" in res.err
 
 
 def test_a_local_cluster_of_one_worker_per_core_is_capped(monkeypatch):

@@ -52,9 +52,29 @@ def _big_run(path, queries: int, depth: int, seed: int = 7) -> tuple[int, int]:
     return queries * depth, doc_bytes
 
 
+@pytest.fixture(scope="module")
+def big_run(tmp_path_factory):
+    """A factory: big_run(queries) -> (run, qrels, rows, docno bytes): the gzipped run of
+    ``queries`` x 250 rows of :func:`_big_run` and qrels judging every 50th of its rows,
+    written once for the module (each is read only, by several tests and parameters)."""
+    folder = tmp_path_factory.mktemp("big")
+    made: dict[int, tuple] = {}
+
+    def make(queries: int) -> tuple:
+        if queries not in made:
+            run, qrels = folder / f"run{queries}.gz", folder / f"qrels{queries}"
+            rows, doc_bytes = _big_run(run, queries, 250)
+            lines = gzip.decompress(run.read_bytes()).decode().splitlines()
+            qrels.write_text("".join(f"{line.split()[0]} 0 {line.split()[2]} {i // 50 % 2}\n"
+                                     for i, line in enumerate(lines) if i % 50 == 0))
+            made[queries] = run, qrels, rows, doc_bytes
+        return made[queries]
+    return make
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_a_run_keeps_its_docno_bytes_and_ten_bytes_a_row(tmp_path, threads):
+def test_a_run_keeps_its_docno_bytes_and_ten_bytes_a_row(big_run, threads):
     """500,000 rows of 2,000 queries: kept = docno bytes + 2 (length) + 8 (score) bytes a
     row + 12 bytes a stretch of one qid (2,000 stretches) + the line table (one stretch,
     16 bytes); the reader's own peak above that is a few windows (the window, its split
@@ -65,8 +85,7 @@ def test_a_run_keeps_its_docno_bytes_and_ten_bytes_a_row(tmp_path, threads):
     four times the rows, where kept / 8 is 1-2 windows). The bound was 6 windows flat, which
     3 threads reached in a clean clone's CI. The reader before kept docno bytes + 24 bytes a
     row (8-byte offset, 4-byte length, 4-byte qid code, 8-byte score)."""
-    path = tmp_path / "big.run"
-    rows, doc_bytes = _big_run(path, 2000, 250)
+    path, _, rows, doc_bytes = big_run(2000)
     tracemalloc.start()
     try:
         run = read_run(str(path), threads=threads)
@@ -105,7 +124,7 @@ def test_stretches_follow_the_qids_wherever_they_repeat(tmp_path, monkeypatch):
         assert [line_of(offset) for offset in range(6)] == [1, 2, 3, 4, 5, 6]
 
 
-def _join_peak(tmp_path, queries: int, threads: int) -> tuple[int, int, int]:
+def _join_peak(big_run, queries: int, threads: int) -> tuple[int, int, int]:
     """(traced peak, kept, docno bytes of the file) of encoding one gzipped run of
     ``queries`` x 250 rows (--dedup: its docnos repeat) against qrels judging every 50th
     row."""
@@ -113,12 +132,7 @@ def _join_peak(tmp_path, queries: int, threads: int) -> tuple[int, int, int]:
     from rpp_cli.io.qrels import read_qrels
     from rpp_cli.settings import Options
 
-    run = tmp_path / f"run{queries}.gz"
-    _, doc_bytes = _big_run(run, queries, 250)
-    lines = gzip.decompress(run.read_bytes()).decode().splitlines()
-    qrels = tmp_path / f"qrels{queries}"
-    qrels.write_text("".join(f"{line.split()[0]} 0 {line.split()[2]} {i // 50 % 2}\n"
-                             for i, line in enumerate(lines) if i % 50 == 0))
+    run, qrels, _, doc_bytes = big_run(queries)
     judged = read_qrels(str(qrels))
     tracemalloc.start()
     try:
@@ -132,7 +146,7 @@ def _join_peak(tmp_path, queries: int, threads: int) -> tuple[int, int, int]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 2])
-def test_joining_a_run_holds_a_batch_of_docnos_not_the_file(tmp_path, monkeypatch, threads):
+def test_joining_a_run_holds_a_batch_of_docnos_not_the_file(big_run, monkeypatch, threads):
     """A run is joined a batch of whole queries at a time (BATCH_ROWS rows, here 16,384,
     through windows of 256 KiB), and its unjudged docnos are coded fresh (one run): four
     times the rows (400,000 more, 8.8 MB more docno bytes) raise the peak by what is kept
@@ -143,8 +157,8 @@ def test_joining_a_run_holds_a_batch_of_docnos_not_the_file(tmp_path, monkeypatc
 
     monkeypatch.setattr(runs, "BATCH_ROWS", 1 << 14)
     monkeypatch.setattr(table, "WINDOW_BYTES", 1 << 18)
-    peak_a, kept_a, bytes_a = _join_peak(tmp_path, 400, threads)
-    peak_b, kept_b, bytes_b = _join_peak(tmp_path, 2000, threads)
+    peak_a, kept_a, bytes_a = _join_peak(big_run, 400, threads)
+    peak_b, kept_b, bytes_b = _join_peak(big_run, 2000, threads)
     assert kept_b - kept_a <= 14 * 400_000  # 10.4 bytes a row measured
     growth = (peak_b - 2 * kept_b) - (peak_a - 2 * kept_a)
     assert growth < (bytes_b - bytes_a) // 4, (growth, bytes_b - bytes_a)
@@ -152,7 +166,7 @@ def test_joining_a_run_holds_a_batch_of_docnos_not_the_file(tmp_path, monkeypatc
 
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 2])
-def test_a_run_held_whole_is_joined_a_batch_at_a_time(tmp_path, monkeypatch, threads):
+def test_a_run_held_whole_is_joined_a_batch_at_a_time(big_run, monkeypatch, threads):
     """A run that cannot be read twice (standard input, here a file taken as one) is held
     whole, its docnos' bytes and 10 bytes a row, and joined 16,384 rows of whole queries at
     a time: four times the rows raise the traced peak by what is held and kept, not by the
@@ -163,8 +177,8 @@ def test_a_run_held_whole_is_joined_a_batch_at_a_time(tmp_path, monkeypatch, thr
     monkeypatch.setattr(join, "_rereadable", lambda path: False)
     monkeypatch.setattr(runs, "BATCH_ROWS", 1 << 14)
     monkeypatch.setattr(table, "WINDOW_BYTES", 1 << 18)
-    peak_a, kept_a, bytes_a = _join_peak(tmp_path, 400, threads)
-    peak_b, kept_b, bytes_b = _join_peak(tmp_path, 2000, threads)
+    peak_a, kept_a, bytes_a = _join_peak(big_run, 400, threads)
+    peak_b, kept_b, bytes_b = _join_peak(big_run, 2000, threads)
     held = (bytes_b - bytes_a) + 10 * 400_000  # the file's rows, held while it is joined
     growth = (peak_b - 2 * kept_b) - (peak_a - 2 * kept_a)
     assert growth < held + 10 * 400_000, (growth, held)

@@ -22,6 +22,7 @@ import random
 import subprocess
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -345,15 +346,20 @@ def _peak(args: list, stdin: bytes = b"", env: dict | None = None) -> tuple[int,
     return int(code), "".join(line + "\n" for line in err), int(peak)
 
 
-def _one_query(path: Path, rows: int, line) -> Path:
-    """A gzipped run of ``rows`` lines of query 301, ``line(i)`` the bytes of line i."""
+def _one_query(path: Path, rows: int, lines: Callable[[int, int], bytes]) -> Path:
+    """A gzipped run of ``rows`` lines of query 301, ``lines(lo, hi)`` the bytes of lines
+    lo..hi - 1 (lo a multiple of 100,000, hi - lo that or what is left)."""
     deflate = zlib.compressobj(1, zlib.DEFLATED, 31)
     with open(path, "wb") as f:
         for lo in range(0, rows, 100_000):
-            block = range(lo, min(rows, lo + 100_000))
-            f.write(deflate.compress(b"".join(line(i) for i in block)))
+            f.write(deflate.compress(lines(lo, min(rows, lo + 100_000))))
         f.write(deflate.flush())
     return path
+
+
+def _each_line(line: Callable[[int], bytes]) -> Callable[[int, int], bytes]:
+    """``lines(lo, hi)`` for :func:`_one_query` from ``line(i)``, the bytes of line i."""
+    return lambda lo, hi: b"".join(line(i) for i in range(lo, hi))
 
 
 @pytest.mark.slow
@@ -366,9 +372,11 @@ def test_a_query_that_never_ends_fails_at_its_first_repeat(tmp_path):
     qrels = tmp_path / "qrels"
     qrels.write_text("301 0 clueweb12-0000tw-00-00007 1\n")
     doc = b"301 Q0 clueweb12-0000tw-00-%05d %d 1.5 run\n"
-    run = _one_query(tmp_path / "run.gz", 4_000_000,
-                     lambda i: doc % (0 if i == 1 else i % 500, i % 500 + 1))
-    small = _one_query(tmp_path / "small.gz", 1000, lambda i: doc % (i, i + 1))
+    period = b"".join(doc % (i, i + 1) for i in range(500))  # line i: docno i % 500
+    repeat = period.replace(doc % (1, 2), doc % (0, 2), 1)  # line 2 (i = 1): docno 0 again
+    run = _one_query(tmp_path / "run.gz", 4_000_000, lambda lo, hi: (
+        (repeat if lo == 0 else period) + period * ((hi - lo) // 500 - 1)))
+    small = _one_query(tmp_path / "small.gz", 1000, _each_line(lambda i: doc % (i, i + 1)))
     code, err, base = _peak(["eval", "-m", "map", qrels, small])
     assert code == 0, err
     message = ("2: docno 'clueweb12-0000tw-00-00000' repeated in query 301 (first at line 1); "
@@ -389,8 +397,8 @@ def test_a_legitimate_long_query_is_held_in_compact_form(tmp_path, monkeypatch):
     qrels = tmp_path / "qrels"
     qrels.write_text("301 0 clueweb12-0000tw-00-00007 1\n301 0 clueweb12-0001tw-20-00070 2\n")
     doc = b"301 Q0 clueweb12-%04dtw-%02d-%05d %d %d.%d run\n"
-    run = _one_query(tmp_path / "run.gz", rows, lambda i: doc % (
-        i // 100_000, i // 1000 % 100, i % 1000 * 7, i + 1, (rows - i) // 3, i % 7))
+    run = _one_query(tmp_path / "run.gz", rows, _each_line(lambda i: doc % (
+        i // 100_000, i // 1000 % 100, i % 1000 * 7, i + 1, (rows - i) // 3, i % 7)))
     doc_bytes = 25 * rows
     held = []
     real = join._join_long
@@ -400,7 +408,8 @@ def test_a_legitimate_long_query_is_held_in_compact_form(tmp_path, monkeypatch):
     assert res.code == 0 and held and held[0][1] == rows, res.err
     beside = (held[0][0] - doc_bytes) / rows
     assert 9 + 5 / 0.9 <= beside <= 9 + 5 / 0.6, beside
-    small = _one_query(tmp_path / "small.gz", 1000, lambda i: doc % (0, 0, i, i + 1, i, 0))
+    small = _one_query(tmp_path / "small.gz", 1000,
+                       _each_line(lambda i: doc % (0, 0, i, i + 1, i, 0)))
     env = {"MALLOC_TRIM_THRESHOLD_": "0", "MALLOC_MMAP_THRESHOLD_": "65536"}  # freed: gone
     base = _peak(["eval", "-M", "10", "-m", "map", qrels, small], env=env)[2]
     code, err, peak = _peak(["eval", "-M", "10", "-m", "map", qrels, run], env=env)
