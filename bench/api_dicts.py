@@ -13,30 +13,35 @@ checks that the three give the same records (exit 1 if not).
         --docnos mixed
     PYTHONPATH=. python bench/api_dicts.py /tmp/c40 --repeat 5
 
-Measured on the idle 2-core VM (2026-12-02, commit 0cf7768), where the files' reading threads
-have both cores to themselves and the dicts' text is made in one thread, before its reading:
+Measured 2026-12-02 on the shared 2-core VM while other sessions' benchmarks ran (load 4-7
+throughout: a wall time swings 2x from one repeat to the next, so the CPU time, this process
+and its workers, is the steadier figure), make_collection.py --docnos mixed, default
+measures, median of interleaved repeats:
 
-    40 runs, 3 repeats: files 5.64 s; dicts 9.06 s (1.61x, CPU 1.34x); DataFrames 8.97 s
-        (1.59x, CPU 1.33x)
-    10 runs, 5 repeats: files 1.25 s; dicts 2.21 s (1.77x, CPU 1.50x); DataFrames 2.13 s
-        (1.71x, CPU 1.47x)
+    before (e143998: every in-memory text made in the caller's thread before any reading,
+    scores as hexadecimal floats), load 5-7:
+        40 runs, 3 repeats: files 15.66 s; dicts 19.55 s (1.25x, CPU 1.49x); DataFrames
+            23.31 s (1.49x, CPU 1.57x)
+        10 runs, 5 repeats: files 3.14 s; dicts 4.78 s (1.52x, CPU 1.50x); DataFrames
+            4.81 s (1.53x, CPU 1.47x)
+    after (each text made by the reader that reads it, in its thread, so that making one
+    run's text overlaps reading another's; scores as short decimals where one is exact),
+    load 4-5:
+        40 runs, 3 repeats: files 14.02 s; dicts 14.54 s (1.04x, CPU 1.35x); DataFrames
+            15.20 s (1.08x, CPU 1.35x)
+        10 runs, 5 repeats: files 1.93 s; dicts 2.84 s (1.47x, CPU 1.40x); DataFrames
+            2.80 s (1.45x, CPU 1.36x)
+    before and after in one process (the code before as a renamed copy), calls rotated,
+    load 5-6, CPU to files: 10 runs (7 repeats) dicts 1.39x -> 1.21x, DataFrames 1.33x ->
+    1.26x; 40 runs (3 repeats) dicts 1.41x -> 1.35x, DataFrames 1.42x -> 1.31x
+    one 40-run call on dicts, its peak memory above the dicts' 1.37 GB: 831 MB -> 393 MB
+    (the texts of the runs being read are held, not all 40)
 
-Measured earlier on the shared 2-core VM while other work ran (load 4-6), median of interleaved
-repeats, default measures, collections from make_collection.py --docnos mixed (wall time;
-CPU time, this process and its workers, beside it):
-
-    40 runs x 250 queries x 1000 docnos (10M run rows), 3 repeats:
-        files 13.45 s; dicts 16.36 s (1.22x, CPU 1.42x); DataFrames 19.89 s (1.48x, CPU 1.42x)
-    10 runs (2.5M rows), 5 repeats:
-        files 4.54 s; dicts 6.44 s (1.42x, CPU 1.53x); DataFrames 6.94 s (1.53x, CPU 1.44x)
-    3 runs, 7 repeats: dicts 1.24x (CPU 1.44x), DataFrames 1.22x (CPU 1.21x)
-    the demo (6 runs x 25 queries): 0.9-1.0x
-
-The code before (a string per row, repr of each score) beside it, interleaved in one process
-(/tmp A/B, files / now / before): 40 runs 18.04 / 22.21 / 31.29 s (1.23x / 1.73x); 10 runs
-3.66 / 4.96 / 7.62 s (1.35x / 2.08x). What is left is the dicts' own text (about 300 ns a
-row: joining and encoding the docnos, the numpy bytes around them) and the reader's strtod of
-the hexadecimal scores (about 75 ns a row more than a short decimal).
+On the idle VM before (commit 0cf7768), where the files' reading threads had both cores and
+the dicts' text was made in one thread first: 40 runs dicts 1.61x (CPU 1.34x), DataFrames
+1.59x; 10 runs 1.77x (CPU 1.50x), 1.71x. The idle figures after are yet to be taken. What is
+left is the text itself (about 200 ns a row: joining and encoding the docnos, the numpy bytes
+around them), made while other runs are read.
 """
 from __future__ import annotations
 

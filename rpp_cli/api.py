@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
-from .api_inputs import inputs, qrels_source as _qrels_source, run_sources
+from .api_inputs import as_given, inputs, made, qrels_source as _qrels_source, run_sources
 from .engine import default_jobs, session
 from .errors import InputError
 from .io.runs import NAME_SOURCES
@@ -94,17 +94,23 @@ class RppNote(UserWarning):
 def _noted(task: Callable[[], Outcome], notes: list[str] | None) -> Outcome:
     """``task()``'s Outcome; its notes, those of a failed task too (``err.notes``, see
     :func:`.tasks.noting`), appended to the caller's ``notes``, or issued as RppNote
-    warnings when it gives none (a notebook shows them; ``warnings`` filters them)."""
+    warnings when it gives none (a notebook shows them; ``warnings`` filters them). An
+    in-memory input whose text cannot be made fails the call with no note, as when every
+    text was made before the task began (:func:`.api_inputs.made`)."""
     try:
         outcome = task()
     except Exception as err:
+        made()
         _tell(getattr(err, "notes", ()), notes)
         raise
+    made()
     _tell(outcome.notes, notes)
     return outcome
 
 
 def _tell(said: Iterable[str], notes: list[str] | None) -> None:
+    """Notes to the caller's list, else as RppNote warnings; in-memory inputs named as given."""
+    said = [as_given(note) for note in said]
     if notes is not None:
         notes.extend(said)
         return

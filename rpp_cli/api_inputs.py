@@ -8,6 +8,8 @@ ranx's: columns ``query_id`` (or ``q_id``), ``doc_id`` and ``relevance`` (qrels;
 the command line's; an id holding whitespace, which no file can hold, is an error. The text
 is built a column at a time (:mod:`.api_text`); where that finds a field that is not one
 (whitespace, nothing), the text is built a row at a time (:func:`_lines`), which names it.
+Each text is made when the reader reads it, in the reader's thread (:func:`_put`), and a call
+raises the error it would raise were every text made before reading (:func:`made`).
 """
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ import itertools
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 
 import numpy as np
@@ -26,8 +28,8 @@ from .core.table import forget, remember
 from .errors import InputError
 
 _counter = itertools.count()
-# the in-memory inputs of the call under way in this thread (see inputs)
-_PUT: ContextVar[list[str] | None] = ContextVar("rpp_api_inputs", default=None)
+# the in-memory inputs of the call under way in this thread, in the order put (see inputs)
+_PUT: ContextVar[list[_Text] | None] = ContextVar("rpp_api_inputs", default=None)
 
 # An in-memory input's name for the reader (see _put), and the command line's options that
 # errors advise, as the API's keywords.
@@ -42,25 +44,74 @@ _OPTION = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, _KEYWORDS)) + r")(
 
 @contextmanager
 def inputs() -> Iterator[None]:
-    """Around one API call: what it put for the reader and the reader did not take (the call
-    failed before reading it: a bad measure name) is dropped, not kept for good. An error
-    names an in-memory input as the caller does (``run bm25, row 3``, not ``<run bm25 #4>:3``)
-    and advises the API's keywords, not the command line's options."""
+    """Around one API call: the call's error is the one it raised were every in-memory text
+    made before reading (:func:`made`); what it put for the reader and the reader did not
+    take (the call failed before reading it: a bad measure name) is dropped, not kept for
+    good. An error names an in-memory input as the caller does (``run bm25, row 3``, not
+    ``<run bm25 #4>:3``) and advises the API's keywords, not the command line's options."""
     token = _PUT.set([])
     try:
-        yield
+        try:
+            yield
+        except Exception:
+            made()
+            raise
+        made()
     except InputError as err:
         put = _PUT_NAME.fullmatch(err.path or "")
         if put is not None:
             err.path = put["what"] + ("" if err.line is None else f", row {err.line}")
             err.line = None
-        err.message = _OPTION.sub(lambda m: _KEYWORDS[m[1]],
-                                  _PUT_NAME.sub(lambda m: m["what"], err.message))
+        err.message = as_given(err.message)
         err.args = (str(err),)
         raise
     finally:
-        forget(_PUT.get() or [])
+        forget([text.name for text in _PUT.get() or ()])
         _PUT.reset(token)
+
+
+def as_given(text: str) -> str:
+    """An error's or a note's text in the API's words: each in-memory input named as the
+    caller named it (``run bm25``, not the reader's ``<run bm25 #4>``), and the command line's
+    options as the API's keywords."""
+    return _OPTION.sub(lambda m: _KEYWORDS[m[1]], _PUT_NAME.sub(lambda m: m["what"], text))
+
+
+def made() -> None:
+    """Raise what the call under way raised when every in-memory input's text was made before
+    its reading began: the error of the first input, in the order they were put (the runs,
+    then the qrels), whose text cannot be made. A text no reader took (the call failed before
+    reading it, or read only some runs) is made here, and dropped."""
+    for text in _PUT.get() or ():
+        failed = text.failure()
+        if failed is not None:
+            raise failed from None
+
+
+class _Text:
+    """An in-memory input's TREC text for the reader (:func:`.core.table.remember`): made by
+    ``make`` when called, in the reader's thread, once; its error kept for :func:`made`."""
+
+    def __init__(self, name: str, what: str, make: Callable[[], str | bytes]) -> None:
+        self.name, self.what = name, what
+        self._make: Callable[[], str | bytes] | None = make
+        self.failed: Exception | None = None
+
+    def __call__(self) -> bytes:
+        make, self._make = self._make, None  # what it is made of is not held after
+        try:
+            return _encoded(self.what, make())
+        except Exception as err:
+            self.failed = err
+            raise
+
+    def failure(self) -> Exception | None:
+        """The error of making the text, made now (and dropped) if no reader took it."""
+        forget([self.name])
+        if self._make is not None:
+            with suppress(Exception):  # (kept in self.failed)
+                self()
+        return self.failed
 
 
 def _plain(obj, value: str):
@@ -89,18 +140,31 @@ def _is_row(obj) -> bool:
 
 
 def qrels_source(qrels) -> str:
-    """A path, or the name under which in-memory qrels were put for the reader."""
+    """A path, or the name under which in-memory qrels were put for the reader, their text
+    made when it reads them (:func:`_qrels_text`)."""
     qrels = _plain(qrels, "relevance")
     if isinstance(qrels, (str, os.PathLike)):
         return str(qrels)
     if _is_frame(qrels):
-        q, d, g = _frame_columns(qrels, "qrels", ("relevance", "score"))
+        columns = _frame_columns(qrels, "qrels", ("relevance", "score"))
+        return _put("qrels", lambda: _qrels_text(qrels, columns))
+    if isinstance(qrels, Mapping):
+        _nested("qrels", qrels, "{qid: {docno: grade}}")
+        return _put("qrels", lambda: _qrels_text(qrels, None))
+    raise InputError("qrels: expected a path, a dict {qid: {docno: grade}} or a DataFrame "
+                     "(query_id, doc_id, relevance)")
+
+
+def _qrels_text(qrels, columns: list[str] | None) -> str | bytes:
+    """The TREC text of in-memory qrels: a DataFrame (``columns``: its qid, docno and grade
+    columns) or, with None, a dict."""
+    if columns is not None:
+        q, d, g = _arrays(qrels, columns)
         block = api_text.int_block(g) if g.dtype.kind == "i" else None
         data = None if block is None else api_text.nested_rows(*_stretches(q, d), " 0 ", block)
         if data is None:
             qids, docnos, texts = _texts(q), _texts(d), _texts(g)
-    elif isinstance(qrels, Mapping):
-        _nested("qrels", qrels, "{qid: {docno: grade}}")
+    else:
         grades = list(itertools.chain.from_iterable(docs.values() for docs in qrels.values()))
         kinds = set(map(type, grades))
         if any(issubclass(k, (Mapping, list, tuple)) for k in kinds):
@@ -113,13 +177,10 @@ def qrels_source(qrels) -> str:
         if data is None:
             qids, docnos, grades = _columns(qrels)
             qids, texts = _per_row(qids), list(map(str, grades))
-    else:
-        raise InputError("qrels: expected a path, a dict {qid: {docno: grade}} or a DataFrame "
-                         "(query_id, doc_id, relevance)")
     if data is None:  # grades that are not integers, or a field to name
         data = api_text.rows([qids, b" 0 ", docnos, b" ", texts, b"\n"], len(docnos))
-    return _put("qrels", data if data is not None else
-                _lines("qrels", [qids, ["0"] * len(docnos), docnos, texts]))
+    return data if data is not None else \
+        _lines("qrels", [qids, ["0"] * len(docnos), docnos, texts])
 
 
 def _grade_text(qid, docno, grade) -> str:
@@ -166,37 +227,49 @@ def _run_path(name: str, run) -> str:
 
 
 def _run_text(name: str, run) -> str:
-    """Put one run (a dict or a DataFrame) for the reader as TREC run text, tagged ``name``
-    when the name is one token (a name with a space is no tag; the run is named by its key).
-    Scores are written as exact hexadecimal floats when all are finite numbers."""
+    """Put one run (a dict or a DataFrame) for the reader, its TREC run text made when it
+    reads it (:func:`_run_lines`)."""
+    what = f"run {name}"
+    if _is_frame(run):
+        columns: list[str] | None = _frame_columns(run, what, ("score",))
+    elif isinstance(run, Mapping):
+        _nested(what, run, "{qid: {docno: score}}")
+        columns = None
+    else:
+        raise InputError(f"{what}: expected a dict {{qid: {{docno: score}}}} or a DataFrame")
+    return _put(what, lambda: _run_lines(name, run, columns))
+
+
+def _run_lines(name: str, run, columns: list[str] | None) -> str | bytes:
+    """The TREC run text of a DataFrame (``columns``: its qid, docno and score columns) or,
+    with None, a dict, tagged ``name`` when the name is one token (a name with a space is no
+    tag; the run is named by its key). Scores are written as numbers the reader parses back
+    exactly (:func:`.api_text.score_block`) when all are finite numbers."""
     what, tag = f"run {name}", api_text.token(name)
     data = None
-    if _is_frame(run):
-        q, d, scores = _frame_columns(run, what, ("score",))
+    if columns is not None:
+        q, d, scores = _arrays(run, columns)
         exact = scores.dtype == np.float64 or scores.dtype.kind in "iu"
         values = scores.astype(np.float64) if exact else None
         if values is not None and np.isfinite(values).all():
             data = api_text.nested_rows(*_stretches(q, d), " Q0 ",
-                                        api_text.hex_block(values, tag))
+                                        api_text.score_block(values, tag))
         if data is None:  # a field to name, or scores as Python prints them
             qids, docnos, scores = _texts(q), _texts(d), _texts(scores)
-    elif isinstance(run, Mapping):
-        _nested(what, run, "{qid: {docno: score}}")
+    else:
         values = _score_array(run)
         if values is not None and np.isfinite(values).all():
             data = api_text.nested_rows(list(map(str, run)), list(run.values()),
-                                        " Q0 ", api_text.hex_block(values, tag))
+                                        " Q0 ", api_text.score_block(values, tag))
         if data is None:  # a field or a score to name, or a score that is not finite
             qids, docnos, scores = _columns(run)
             qids = _per_row(qids)
             scores = _score_texts(name, qids, docnos, scores)
-    else:
-        raise InputError(f"{what}: expected a dict {{qid: {{docno: score}}}} or a DataFrame")
     if data is not None:
-        return _put(what, data)
+        return data
     n = len(docnos)
-    return _put(what, _lines(what, [qids, ["Q0"] * n, docnos, ["0"] * n, scores,
-                                    *([[name] * n] if tag else [])]))
+    return _lines(what, [qids, ["Q0"] * n, docnos, ["0"] * n, scores,
+                         *([[name] * n] if tag else [])])
 
 
 def _stretches(qids: np.ndarray, docnos: np.ndarray) -> tuple[list[str], list[list]]:
@@ -305,7 +378,7 @@ def _is_frame(obj) -> bool:
 _QID_COLUMNS = ("query_id", "q_id")  # ir_measures', ranx's
 
 
-def _frame_columns(frame, what: str, values: tuple[str, ...]) -> list[np.ndarray]:
+def _frame_columns(frame, what: str, values: tuple[str, ...]) -> list[str]:
     """The qid, docno and value columns of an ir_measures/ranx DataFrame (``values``: the
     value column's names, the first present taken)."""
     columns = [[c for c in _QID_COLUMNS if c in frame.columns], ["doc_id"],
@@ -316,7 +389,12 @@ def _frame_columns(frame, what: str, values: tuple[str, ...]) -> list[np.ndarray
                          f"{', '.join(map(str, frame.columns)) or 'none'}")
     if len(columns[0]) > 1:
         raise InputError(f"{what}: a DataFrame with both query_id and q_id columns is ambiguous")
-    return [frame[c[0]].to_numpy() for c in columns]
+    return [c[0] for c in columns]
+
+
+def _arrays(frame, columns: list[str]) -> list[np.ndarray]:
+    """A DataFrame's ``columns`` as numpy arrays."""
+    return [frame[c].to_numpy() for c in columns]
 
 
 def _texts(column: np.ndarray) -> list[str]:
@@ -351,16 +429,22 @@ def _lines(what: str, fields: list[list[str]]) -> str:
     return text.replace(_FIELD, " ").replace(_ROW, "\n") + ("\n" if n else "")
 
 
-def _put(what: str, text: str | bytes) -> str:
-    """Hand ``text`` to the reader under a name no file has (``<what #n>``)."""
-    name = f"<{what} #{next(_counter)}>"
+def _put(what: str, make: Callable[[], str | bytes]) -> str:
+    """Hand the reader, under a name no file has (``<what #n>``), what makes ``what``'s text
+    when it reads it: in its thread, so that one input's text is made while another is read,
+    and only the texts being read are held."""
+    text = _Text(f"<{what} #{next(_counter)}>", what, make)
+    remember(text.name, text)
+    put = _PUT.get()
+    if put is not None:
+        put.append(text)
+    return text.name
+
+
+def _encoded(what: str, text: str | bytes) -> bytes:
+    """``text`` as the reader's bytes (UTF-8, surrogateescape)."""
     try:
-        data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
+        return text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError as err:  # a lone surrogate: no bytes could carry it
         raise InputError(f"{what}: {text[err.start:err.end]!r} is not text (a lone surrogate)"
                          ) from None
-    remember(name, data)
-    put = _PUT.get()
-    if put is not None:
-        put.append(name)
-    return name

@@ -4,10 +4,11 @@ The API hands dicts and DataFrames to the file reader as text. Writing that text
 time (``repr`` of each score, a string per line) cost more than the evaluation it fed, so
 here the caller's texts (qids, docnos, grades) are joined and encoded at once, checked by a
 search for each byte no field may hold, and numpy puts each row's other bytes around them:
-separators, and a run's scores as exact hexadecimal floats (``+0x1.8000000000000p+0001`` is
-3.0), which C's strtod, the reader's, reads back as the same double. Where a text is no field
-(empty, whitespace, a separator, not UTF-8), the functions return None and the caller names
-it.
+separators, and a run's scores as short decimals the reader parses back to the same double
+by its fast path (``8.3``: :func:`score_block`), or else as exact hexadecimal floats
+(``+0x1.8000000000000p+0001`` is 3.0), which C's strtod, the reader's, reads back as the same
+double. Where a text is no field (empty, whitespace, a separator, not UTF-8), the functions
+return None and the caller names it.
 """
 from __future__ import annotations
 
@@ -160,6 +161,77 @@ def _top_table() -> np.ndarray:
 
 _TOP = _top_table()
 HEX_WIDTH = 24  # [+-]0x[01].(13 hex digits)p[+-](4 digits): any finite double
+
+
+# The reader's fast path (Clinger's): digits with at most 15 significant ones and at most 22
+# after the point are m / 10^k, both exact doubles, and one IEEE division.
+DECIMAL_DIGITS, MAX_DECIMALS = 15, 22
+DECIMAL_SAMPLE = 256  # rows tried first (see _decimals)
+_POW10 = [float(10 ** k) for k in range(MAX_DECIMALS + 1)]  # exact doubles
+_FOUR_DIGITS = np.frombuffer("".join(f"{i:04d}" for i in range(10000)).encode("ascii"),
+                             dtype=np.uint8).reshape(10000, 4)
+
+
+def score_block(values: np.ndarray, tag: bytes | None) -> np.ndarray:
+    """(rows, width) bytes of each row's `` 0 SCORE [TAG]`` and line end (finite doubles):
+    when every score is m / 10^k for one k (a score read from text, 8.3 or 0.25), as that
+    decimal, which the reader parses back to the same double, fast and from fewer bytes;
+    else :func:`hex_block`'s."""
+    found = _decimals(values)
+    if found is None:
+        return hex_block(values, tag)
+    m, k = found
+    digits = max(k + 1, len(str(int(m.max(initial=0)))))
+    groups = -(-digits // 4)
+    text = np.empty((len(m), 4 * groups), dtype=np.uint8)
+    for g in range(groups, 0, -1):  # four digits at a time, the last first
+        text[:, 4 * g - 4:4 * g] = _FOUR_DIGITS[m % 10000]
+        m //= 10000
+    text = text[:, 4 * groups - digits:]
+    negative = np.signbit(values)  # -0.0 too
+    signed = bool(negative.any())
+    tail = (b" " + tag if tag else b"") + b"\n"
+    point = 3 + signed + digits - k  # where the point goes (none for k = 0)
+    out = np.empty((len(m), point + (k + 1 if k else 0) + len(tail)), dtype=np.uint8)
+    out[:, :3] = np.frombuffer(b" 0 ", dtype=np.uint8)
+    if signed:  # a space for + (one more field separator)
+        out[:, 3] = np.where(negative, ord("-"), ord(" "))
+    out[:, 3 + signed:point] = text[:, :digits - k]
+    if k:
+        out[:, point] = ord(".")
+        out[:, point + 1:point + 1 + k] = text[:, digits - k:]
+    out[:, -len(tail):] = np.frombuffer(tail, dtype=np.uint8)
+    return out
+
+
+def _decimals(values: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """The fewest decimals k and each |score| as m (int64) with m / 10^k exactly the score in
+    IEEE division and m of at most DECIMAL_DIGITS digits, the reader's fast path; None when
+    no k holds for every score. The first rows are tried first: scores with no such k (a
+    float32's, widened) most often show it there, after a few thousand divisions."""
+    magnitude = np.abs(values)
+    k = _fewest_decimals(magnitude[:DECIMAL_SAMPLE], 0)
+    k = None if k is None else _fewest_decimals(magnitude, k)
+    if k is None:
+        return None
+    m = np.rint(magnitude * _POW10[k])
+    if (m >= 10.0 ** DECIMAL_DIGITS).any() or (m / _POW10[k] != magnitude).any():
+        return None  # a score with fewer decimals, past DECIMAL_DIGITS digits at k
+    return m.astype(np.int64), k
+
+
+def _fewest_decimals(magnitude: np.ndarray, start: int) -> int | None:
+    """The fewest decimals, ``start`` or more, that every value of ``magnitude`` has (see
+    :func:`_decimals`); each k tries the values that fewer did not hold."""
+    pending = magnitude
+    for k in range(start, MAX_DECIMALS + 1):
+        m = np.rint(pending * _POW10[k])
+        if (m >= 10.0 ** DECIMAL_DIGITS).any():  # more decimals only add digits
+            return None
+        pending = pending[m / _POW10[k] != pending]
+        if len(pending) == 0:
+            return k
+    return None
 
 
 def hex_block(values: np.ndarray, tag: bytes | None) -> np.ndarray:

@@ -459,3 +459,19 @@ def test_trec_eval_release_is_a_keyword():
     assert values(trec_eval="9.0.8") != values()
     with pytest.raises(InputError, match=r"trec_eval= '9': expected a trec_eval release"):
         values(trec_eval="9")
+
+
+def test_notes_name_in_memory_inputs_as_the_caller_did():
+    """A note about in-memory qrels (a DataFrame judging a pair twice) names them ``qrels``,
+    not the reader's ``<qrels #N>``, and advises the API's keyword, not the option."""
+    import pandas as pd
+    qrels = pd.DataFrame({"query_id": ["106_1", "106_1", "7"],
+                          "doc_id": ["LA-0012|x", "LA-0012|x", "d%é"], "relevance": [1, 2, 2]})
+    runs = {"bm25 v2": {"106_1": {"LA-0012|x": 2.0, "d9": 1.0}, "7": {"d%é": 1.0}}}
+    notes: list[str] = []
+    rpp_cli.evaluate(qrels, runs, ["map"], notes=notes)
+    said = [n for n in notes if "judged on an earlier line" in n]
+    assert said == ["qrels: 1 line judges a (query, docno) pair judged on an earlier line: each "
+                    "pair keeps its largest grade (trec_eval refuses such qrels); subtopic qrels "
+                    "(qid subtopic docno grade) go with subtopics="], notes
+    assert not any("#" in n or "<" in n for n in notes), notes

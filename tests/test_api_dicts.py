@@ -1,10 +1,12 @@
 """Dicts and DataFrames in the Python API give exactly what the same TREC text gives from
 files (one semantics: the dict path writes text for the file reader), whatever the ids and
-scores; their text is built a column at a time (rpp_cli/api_text.py), its scores exact
-hexadecimal floats."""
+scores; their text is built a column at a time (rpp_cli/api_text.py), its scores short
+decimals or exact hexadecimal floats, by the reader that reads it, and a call's error is the
+one it gave when every text was built before reading."""
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ from rpp_cli.io.runs import read_run
 
 from .conftest import write_qrels
 from .realistic import generate, write_collection
+from .test_api import _RanxLike, _ir_measures_rows
 
 # every measure that needs no subtopic qrels: rpp's families, trec_eval's, ir_measures'
 MEASURES = ["rpp", "dcgrpp", "invrpp", "asl", "lexiprecision", "rrlexiprecision", "lexirecall",
@@ -175,3 +178,196 @@ def test_a_dataframe_whose_queries_interleave_gives_its_files_values(tmp_path):
     frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
     assert _evaluate(qrels, {"a": frame, "b": other}) == files
     assert len(files) > 50
+
+
+def test_short_decimal_scores_read_back_as_the_same_doubles():
+    """Scores with a few decimals (as read from text: 8.3, -0.25, 1e-05, ties, -0.0, 15
+    digits) are written as short decimals that the reader parses back bit for bit; scores
+    that have none within 15 digits (a float32 widened, 0.1 + 0.2, subnormals) keep the
+    exact hexadecimal form. Either way the run reads back as the same doubles."""
+    rng = np.random.default_rng(11)
+    decimal = [np.array([8.3, 8.3, -0.25, 1e-05, 0.0, -0.0, 12.5]),
+               np.array([999999999999999.0, -3.0]), np.array([99999.99999, 1e-05]),
+               np.round(rng.normal(size=5000) * 50, 4), rng.integers(-9, 10 ** 9, 300) * 1.0,
+               np.array([1e-22, 0.5e-21]), np.array([7.0])]
+    exact_only = [np.float32(rng.random(300)).astype(np.float64), np.array([0.1 + 0.2]),
+                  np.array([5e-324, 1.0]), np.array([1e15 + 1.0]), np.array([1e-22, 1.0]),
+                  np.array([999999999999999.0, 0.5])]  # 16 digits at one decimal
+    for values in decimal + exact_only:
+        block = api_text.score_block(values, b"t")
+        rows = [bytes(row).decode("ascii") for row in block]
+        assert all(r.startswith(" 0 ") and r.endswith(" t\n") for r in rows)
+        assert any("0x" in r for r in rows) == any(values is v for v in exact_only)
+        remember("<decimal test>", b"".join(b"106_1 Q0 d%d" % i + bytes(row)
+                                            for i, row in enumerate(block)))
+        assert (read_run("<decimal test>").score.view(np.uint64) ==
+                values.view(np.uint64)).all()
+    assert bytes(api_text.score_block(np.array([8.3, -0.25, 10.0]), None)[1]) == \
+        b" 0 -00.25\n"
+
+
+def _shapes(coll, run_paths, turn: int) -> tuple[list, dict]:
+    """The collection's qrels in each in-memory shape, and its runs as ``{tag: run}`` with
+    every shape among them (run i in shape i + ``turn``): a path, a dict, a DataFrame, a
+    ranx-like object, ir_measures' rows (a generator)."""
+    import pandas as pd
+
+    qrels = [coll.qrels, pd.DataFrame(coll.judgments, columns=["query_id", "doc_id", "relevance"]),
+             _RanxLike(coll.qrels), iter(_ir_measures_rows(coll.qrels, "relevance"))]
+
+    def shape(i: int, run: dict, path):
+        nested = {q: dict(docs) for q, docs in run.items()}
+        return [path, nested,
+                pd.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs],
+                             columns=["query_id", "doc_id", "score"]),
+                _RanxLike(nested), iter(_ir_measures_rows(nested, "score"))][i % 5]
+    runs = {tag: shape(i + turn, run, path)
+            for i, (tag, run, path) in enumerate(zip(coll.tags, coll.runs, run_paths))}
+    return qrels, runs
+
+
+@pytest.mark.parametrize("seed", [3, 8, 17, 29])
+def test_every_shape_made_as_it_is_read_gives_the_files_values(tmp_path, seed):
+    """Texts made by the reader as it reads them: qrels as a dict, a DataFrame (with its
+    pairs judged twice), a ranx object and ir_measures rows, each with runs of every shape
+    in one call (paths among dicts, DataFrames, ranx objects and ir_measures rows; one run's
+    scores float32s widened, written in hexadecimal), give exactly the files' values, with
+    one reader thread or several."""
+    coll = generate(seed)
+    coll.runs[-1] = {q: [(d, float(np.float32(s / 3))) for d, s in docs]
+                     for q, docs in coll.runs[-1].items()}
+    qrels_path, run_paths = write_collection(coll, tmp_path, "mixed")
+    files = _evaluate(qrels_path, run_paths, names=coll.tags)
+    for turn in range(4):
+        for jobs in (1, 2):
+            qrels, runs = _shapes(coll, run_paths, turn)
+            assert _evaluate(qrels[turn], runs, jobs=jobs) == files
+    assert len(files) > 100
+
+
+_GOOD_QRELS = {"106_1": {"d1": 1, "é2": 2, "x|y": 0}, "7": {"d1": 1, "50%": 1}}
+_GOOD_RUN = {"106_1": {"d1": 1.5, "é2": 2.25, "x|y": 0.5}, "7": {"50%": 3.0, "d1": 1e-05}}
+_SPACE_RUN = {"106_1": {"d1": 1.0, "doc 2": 0.5}}  # its text cannot be made
+_WORD_RUN = {"7": {"d1": "high"}}  # nor this one's
+_NAN_RUN = {"106_1": {"d1": 1.0, "é2": math.nan}}  # made; the reader refuses it
+
+
+@pytest.mark.parametrize("qrels,runs,kwargs,message", [
+    ({"106_1": {"d 1": 1}}, {"a": _GOOD_RUN, "b": _SPACE_RUN}, {},
+     "run b: 'doc 2' is empty or holds whitespace: an id or a value in TREC text is one token"),
+    (_GOOD_QRELS, {"a": _WORD_RUN, "b": _SPACE_RUN}, {},
+     "run a: score 'high' of query 7, document d1 is not a number a double holds"),
+    (_GOOD_QRELS, {"a": _NAN_RUN, "b": _SPACE_RUN}, {},
+     "run b: 'doc 2' is empty or holds whitespace: an id or a value in TREC text is one token"),
+    ({"106_1": {"d1": "high"}}, {"a": _GOOD_RUN, "b": _WORD_RUN}, {},
+     "run b: score 'high' of query 7, document d1 is not a number a double holds"),
+    ({"106_1": {"d1": "high"}}, {"a": _NAN_RUN, "b": _GOOD_RUN}, {},
+     "qrels, row 1: grade 'high' is not a finite number"),
+    (_GOOD_QRELS, {"a": _GOOD_RUN, "b": _SPACE_RUN}, {"measures": ["nosuch"]},
+     "run b: 'doc 2' is empty or holds whitespace: an id or a value in TREC text is one token"),
+    (_GOOD_QRELS, {"a": _GOOD_RUN, "b": _SPACE_RUN}, {"level": "2"},
+     "run b: 'doc 2' is empty or holds whitespace: an id or a value in TREC text is one token"),
+    ({"106_1": {"d 1": 1}}, {"a": _GOOD_RUN, "b": _GOOD_RUN}, {"level": "2"},
+     "level: expected a number (got '2')"),
+    (_GOOD_QRELS, {"a": _GOOD_RUN, "b": _SPACE_RUN}, {"names": ["x", "x"]},
+     "run b: 'doc 2' is empty or holds whitespace: an id or a value in TREC text is one token"),
+    (_GOOD_QRELS, [_GOOD_RUN, _WORD_RUN, {"7": [("d1", 1.0)]}], {},
+     "run run1: score 'high' of query 7, document d1 is not a number a double holds"),
+    ({"106_1": {"d1": {"x": 1}}}, {"a": {"7": {"d1": "x"}}, "b": _GOOD_RUN}, {},
+     "run a: score 'x' of query 7, document d1 is not a number a double holds"),
+])
+def test_of_two_bad_inputs_the_error_is_the_one_made_first_before(qrels, runs, kwargs, message):
+    """Each text is made as the reader reads it (the qrels first), yet a call names what it
+    named when every text was made before reading, runs first, in order: a text that cannot
+    be made before a later one, before the reader's own errors, an option's, a measure's or
+    the names'; and no note or warning of the reading that ran first."""
+    notes: list[str] = []
+    with pytest.raises(InputError) as err:
+        rpp_cli.evaluate(qrels, runs, **{"measures": "map", "notes": notes, **kwargs})
+    assert str(err.value) == message
+    assert notes == []
+
+
+def test_a_text_that_cannot_be_made_tells_no_note_of_what_was_read_first():
+    """DataFrame qrels that judge a pair twice give a note when read; a run whose text
+    cannot be made after them fails the call without that note or its warning, as when the
+    text was made before the qrels were read; with good runs the note comes."""
+    import warnings
+
+    import pandas as pd
+
+    qrels = pd.DataFrame([("7", "d1", 1), ("7", "d1", 2), ("106_1", "d1", 1)],
+                         columns=["query_id", "doc_id", "relevance"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(InputError, match="run b: 'doc 2' is empty"):
+            rpp_cli.evaluate(qrels, {"a": _GOOD_RUN, "b": _SPACE_RUN}, "map")
+    assert caught == []
+    notes: list[str] = []
+    rpp_cli.evaluate(qrels, {"a": _GOOD_RUN, "b": _GOOD_RUN}, "map", notes=notes)
+    assert any("judged on an earlier line" in note for note in notes)
+
+
+def test_what_no_reader_took_is_made_for_its_error_and_forgotten():
+    """``check`` reads the baseline and the candidates only: another run's text is still
+    made (its error is the call's, as before) and forgotten; so is every text of a call that
+    fails before reading, and of one the reader stopped."""
+    from rpp_cli.core import table
+
+    before = set(table._AGAIN)
+    runs = {"base": _GOOD_RUN, "a": {**_GOOD_RUN, "7": {"d1": 9.0}}, "other": _SPACE_RUN}
+    with pytest.raises(InputError, match="run other: 'doc 2' is empty or holds whitespace"):
+        rpp_cli.check(_GOOD_QRELS, runs, baseline="base", candidates=["a"], measures="map",
+                      permutations=20, notes=[])
+    runs["other"] = _GOOD_RUN
+    found = rpp_cli.check(_GOOD_QRELS, runs, baseline="base", candidates=["a"], measures="map",
+                          max_drops={"map": 1.0}, permutations=20, notes=[])
+    assert {verdict["candidate"] for verdict in found.verdicts} == {"a"}
+    for measures, bad in ((["nosuch"], _GOOD_RUN), ("map", _NAN_RUN)):
+        with pytest.raises(InputError):
+            rpp_cli.evaluate(_GOOD_QRELS, {"a": bad, "b": _GOOD_RUN, "c": _GOOD_RUN}, measures,
+                             jobs=1, notes=[])
+    assert set(table._AGAIN) == before
+
+
+def test_each_text_is_made_by_the_reader_that_reads_it(monkeypatch, tmp_path):
+    """The text of run k is made in the thread that reads run k, when it reads it: with one
+    reader, run 2's text is made after run 1 is read (only one text is held at a time);
+    with two, each in its reader's thread; with no thread at all (an address-space limit),
+    in the caller's. The values are the files' each way."""
+    from rpp_cli import api_inputs, collection
+    from rpp_cli.engine import threads
+
+    coll = generate(4)
+    qrels_path, run_paths = write_collection(coll, tmp_path, "plain")
+    files = _evaluate(qrels_path, run_paths, names=coll.tags)
+    runs = {tag: {q: dict(docs) for q, docs in run.items()}
+            for tag, run in zip(coll.tags, coll.runs)}
+    events: list[tuple] = []
+    made, load = api_inputs._run_lines, collection.load_run
+
+    def making(name, run, columns):
+        events.append(("made", name, threading.get_ident()))
+        return made(name, run, columns)
+
+    def loading(r, *args, **kwargs):
+        events.append(("reading", coll.tags[r], threading.get_ident()))
+        loaded = load(r, *args, **kwargs)
+        events.append(("read", coll.tags[r], threading.get_ident()))
+        return loaded
+
+    monkeypatch.setattr(api_inputs, "_run_lines", making)
+    monkeypatch.setattr(collection, "load_run", loading)
+    assert _evaluate(coll.qrels, runs, jobs=1) == files
+    assert events == [(what, tag, threading.get_ident()) for tag in coll.tags
+                      for what in ("reading", "made", "read")]
+    for jobs, inline in ((2, False), (2, True)):
+        events.clear()
+        monkeypatch.setattr(threads, "_INLINE", [inline])
+        assert _evaluate(coll.qrels, runs, jobs=jobs) == files
+        reader = {tag: ident for what, tag, ident in events if what == "reading"}
+        assert sorted(reader) == sorted(coll.tags)
+        assert [(tag, ident) for what, tag, ident in events if what == "made"] == \
+            [(tag, reader[tag]) for tag in coll.tags] if inline else \
+            sorted((tag, reader[tag]) for what, tag, _ in events if what == "made")
+        assert (set(reader.values()) == {threading.get_ident()}) == inline

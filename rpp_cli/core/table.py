@@ -36,12 +36,16 @@ BOM = b"\xef\xbb\xbf"
 _ERR_CONTROL, _ERR_TOO_LONG, _ERR_UNSAFE, _ERR_LINE = 1, 2, 4, 5
 
 
-_AGAIN: dict[str, bytearray] = {}  # files read ahead of their turn, kept for their one reader
+# files read ahead of their turn and the Python API's in-memory inputs (bytes, or what makes
+# them), kept for their one reader
+_AGAIN: dict[str, bytes | bytearray | Callable[[], bytes]] = {}
 _AGAIN_LOCK = threading.Lock()
 
 
-def remember(path: str, data: bytes | bytearray) -> None:
-    """Give ``data`` to the next read of ``path`` (in-memory inputs of the Python API)."""
+def remember(path: str, data: bytes | bytearray | Callable[[], bytes]) -> None:
+    """Give ``data`` to the next read of ``path`` (in-memory inputs of the Python API): bytes,
+    or a builder (no arguments, returns the bytes) that read calls, in the reader's thread, so
+    that an input's bytes are made when it is read and held only while it is."""
     with _AGAIN_LOCK:
         _AGAIN[path] = data
 
@@ -60,14 +64,21 @@ def remembered(path: str) -> bool:
         return path in _AGAIN
 
 
-def read_bytes(path: str, again: bool = False) -> bytearray:
+def _take(path: str) -> bytes | bytearray | None:
+    """What :func:`remember` gave ``path``, taken for this read (a builder called now), or
+    None."""
+    with _AGAIN_LOCK:
+        held = _AGAIN.pop(path, None)
+    return held() if callable(held) else held
+
+
+def read_bytes(path: str, again: bool = False) -> bytes | bytearray:
     """The content of ``path`` (``-`` = stdin; gzip detected by magic), at most the limit.
 
     With ``again``, the bytes are kept for the next read of ``path``, which takes them: a file
     looked at before its turn (is it qrels or a run?) is read once, even when it is a pipe
     such as ``<(zcat qrels.gz)``."""
-    with _AGAIN_LOCK:
-        data = _AGAIN.pop(path, None)
+    data = _take(path)
     if data is None:
         data = read_source(path, max_input_bytes())
     if again:
@@ -215,8 +226,7 @@ def split_stream(path: str, fields: tuple[int, ...], counts: tuple[int, ...],
     holds the error), so that the caller can check them too. ``floats`` (field, what it is):
     that field is parsed as Table.floats parses it where each piece is split (on the pool),
     so the caller's thread only takes the result."""
-    with _AGAIN_LOCK:
-        held = _AGAIN.pop(path, None)
+    held = _take(path)
     chunks = [held] if held is not None else source_chunks(path, max_input_bytes())
     state: dict = {"rows": 0, "failed": None}
 
