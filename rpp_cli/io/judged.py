@@ -216,6 +216,7 @@ class JudgedIndex:
         # code: its key, and its chunk * 2^32 + its entry in the chunk's dictionary
         self._added = 0
         self._frozen = False
+        self._keys: np.ndarray | None = None  # what keys() gave last
 
     def __len__(self) -> int:
         return self._judged + self._added
@@ -244,15 +245,20 @@ class JudgedIndex:
                     self._maps[k].freeze()
 
     def keys(self) -> np.ndarray:
-        """(len,) int64 key of every code, in code order: filled a chunk of queries at a
-        time, so the only array as long as the judgments is the one returned."""
+        """(len,) int64 key of every code, in code order, read-only: filled a chunk of queries
+        at a time, so the only array as long as the judgments is the one returned, and made
+        once while no code is added (every caller that asks meanwhile shares it)."""
         with self._lock:
+            if self._keys is not None and len(self._keys) == len(self):
+                return self._keys
             added = self._added_key.array()
             out = np.empty(self._judged + len(added), dtype=np.int64)
             for q0, q1 in zip(self._cuts[:-1].tolist(), self._cuts[1:].tolist()):
                 out[self._bounds[q0]:self._bounds[q1]] = np.repeat(
                     self._place[q0:q1], np.diff(self._bounds[q0:q1 + 1]))
             out[self._judged:] = added
+            out.flags.writeable = False
+            self._keys = out
             return out
 
     def strings(self, codes: np.ndarray | None = None) -> list[bytes]:
@@ -275,19 +281,34 @@ class JudgedIndex:
 
     def column(self, codes: np.ndarray) -> Column:
         """The strings of ``codes`` as one Column in a buffer of their own: no object per
-        string (what :meth:`strings` gives a block at a time)."""
+        string (what :meth:`strings` gives a block at a time). The judged codes' strings lie
+        back to back in row order, those of codes added later after them. Made a block of
+        codes at a time: nothing but the Column is as long as ``codes`` (ascending codes,
+        such as a mask's, are the cheapest: a block then touches one or two chunks)."""
         codes = np.asarray(codes, dtype=np.int64)
-        if ((codes < 0) | (codes >= len(self))).any():
+        if len(codes) and (int(codes.min()) < 0 or int(codes.max()) >= len(self)):
             raise IndexError("JudgedIndex: code out of range")
-        own = np.flatnonzero(codes < self._judged)
-        lens, starts = np.zeros(len(codes), dtype=np.int32), np.zeros(len(codes), np.int64)
-        lens[own], starts[own] = self._lens[codes[own]], self._starts(codes[own])
-        data = bytearray(int(lens.sum(dtype=np.int64)))
-        _kernel.gather(self._data, starts, lens, data)
-        at = packed_starts(lens)
+        lens = np.zeros(len(codes), dtype=np.int32)
+        for lo in range(0, len(codes), BLOCK_ROWS):
+            part = codes[lo:lo + BLOCK_ROWS]
+            own = part < self._judged
+            lens[lo:lo + BLOCK_ROWS][own] = self._lens[part[own]]
         later = np.flatnonzero(codes >= self._judged)
+        added = self._added_strings(codes[later]) if len(later) else []
+        at = np.empty(len(codes), dtype=np.int64)
+        data = bytearray(int(lens.sum(dtype=np.int64)))  # the judged codes' strings
+        out, write = memoryview(data), 0
+        for lo in range(0, len(codes), BLOCK_ROWS):
+            part = codes[lo:lo + BLOCK_ROWS]
+            own = np.flatnonzero(part < self._judged)
+            part_lens = lens[lo:lo + BLOCK_ROWS][own]
+            size = int(part_lens.sum(dtype=np.int64))
+            _kernel.gather(self._data, self._starts(part[own]), part_lens,
+                           out[write:write + size])
+            at[lo + own] = write + packed_starts(part_lens)
+            write += size
+        out.release()
         if len(later):
-            added = self._added_strings(codes[later])
             lens[later] = [len(s) for s in added]
             at[later] = len(data) + packed_starts(lens[later])
             data += b"".join(added)

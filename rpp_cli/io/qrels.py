@@ -57,10 +57,11 @@ class Qrels:
                            sorted_positions(self.qids))
 
     def relevant_qids(self, level: float | None) -> list[str]:
-        """Queries with at least one relevant item, in trec_eval order (byte order of qid)."""
-        rows = np.flatnonzero(relevant(self.grade, level))
-        rel = np.unique(np.searchsorted(self.qid_bounds, rows, side="right") - 1)
-        return sort_qids(self.qids[q] for q in rel.tolist())
+        """Queries with at least one relevant item, in trec_eval order (byte order of qid):
+        one mask over the judgments, reduced a query at a time (every query has a judgment)."""
+        rel = np.logical_or.reduceat(relevant(self.grade, level), self.qid_bounds[:-1]) \
+            if len(self.grade) else np.zeros(0, dtype=bool)
+        return sort_qids(self.qids[q] for q in np.flatnonzero(rel).tolist())
 
 
 def relevant(grade: np.ndarray, level: float | None) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import nested_dicts
 from ..errors import InputError
-from ..io.judged import chunk_cuts
+from ..io.judged import BLOCK_ROWS, chunk_cuts
 from ..settings import TREC_EVAL_RELEASES
 from .trec_names import TrecRequest, c_atof, c_atol
 from .trec_table import OLDEST, Parameters
@@ -272,10 +272,13 @@ def negative_only(query: np.ndarray, grade: np.ndarray, n_queries: int) -> np.nd
     one evaluated first ("Can't calculate measure", exit 4) and crashes on one whose grades are
     all below -1 (its table of grades has a negative size). rpp evaluates every such query as
     in the first case (the bridge gives pytrec_eval its grades as -1, after a primer query:
-    see _PRIMER), and says so in a note (contract §6)."""
-    known = ~np.isnan(grade)
+    see _PRIMER), and says so in a note (contract §6). A block of codes at a time: no
+    temporary as long as the judgments."""
     top = np.full(n_queries, -np.inf)
-    np.maximum.at(top, query[known], np.trunc(grade[known]))
+    for lo in range(0, len(grade), BLOCK_ROWS):
+        part = grade[lo:lo + BLOCK_ROWS]
+        known = ~np.isnan(part)
+        np.maximum.at(top, query[lo:lo + BLOCK_ROWS][known], np.trunc(part[known]))
     return np.flatnonzero(top < 0)
 
 

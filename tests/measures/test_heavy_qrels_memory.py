@@ -15,6 +15,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+import rpp_cli.measures.pytrec_adapter as adapter
 from rpp_cli.collection import _items, encode
 from rpp_cli.engine import session
 from rpp_cli.io.judged import CHUNK_ROWS
@@ -68,6 +69,53 @@ def test_judged_keys_make_no_second_array_as_long(heavy):
     order = sorted(range(len(qrels.qids)), key=lambda q: qrels.qids[q].encode())
     place = np.argsort(order)
     assert keys.tolist() == np.repeat(place, np.diff(qrels.qid_bounds)).tolist()
+
+
+def reference_negative_only(query: np.ndarray, grade: np.ndarray, n_queries: int) -> list[int]:
+    """The queries whose every known grade's integer part (trec_eval's atol) is negative, a
+    judgment at a time; a query with no known grade is one (nothing in it is relevant)."""
+    top = [None] * n_queries
+    for q, g in zip(query.tolist(), grade.tolist()):
+        if g == g:  # not NaN
+            top[q] = max(top[q], int(g)) if top[q] is not None else int(g)
+    return [q for q in range(n_queries) if top[q] is None or top[q] < 0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("block", [1, 7, adapter.BLOCK_ROWS])
+def test_negative_only_queries_a_block_at_a_time(monkeypatch, seed, block):
+    """Queries whose grades are all negative (-0.5 is 0 to trec_eval's atol, so not; -1 and
+    -3 are), found a block of judged codes at a time, whatever the block: the codes of a
+    query apart (subtopic items come after the judgments), NaN grades (judged elsewhere only)
+    and a query with none but those."""
+    monkeypatch.setattr(adapter, "BLOCK_ROWS", block)
+    rng = np.random.default_rng(seed)
+    n_queries, n_codes = 40, 900
+    query = rng.integers(0, n_queries - 1, n_codes)
+    grade = rng.choice([0.0, 1.0, 2.0, -0.5, -1.0, -3.0, np.nan], n_codes)
+    negative = rng.choice(n_queries - 1, 12, replace=False)
+    grade[np.isin(query, negative)] = rng.choice([-1.0, -3.0, -7.5, np.nan], 1)[0]
+    query = np.append(query, [n_queries - 1, n_queries - 1])
+    grade = np.append(grade, [np.nan, np.nan])
+    got = adapter.negative_only(query, grade, n_queries).tolist()
+    assert got == reference_negative_only(query, grade, n_queries)
+    assert n_queries - 1 in got and set(negative.tolist()) <= set(got)
+
+
+def test_negative_only_holds_no_array_as_long_as_the_judgments():
+    """Over 2M judged codes: a float per query and a block's temporaries (under 2 MB); its
+    mask and index arrays over every code held 38 MB (1.4 MB now)."""
+    n_queries = 20_000
+    query = np.repeat(np.arange(n_queries), 100)
+    grade = np.tile(np.array([0.0, 1.0, np.nan, -1.0]), len(query) // 4)
+    tracemalloc.start()
+    try:
+        got = adapter.negative_only(query, grade, n_queries)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(got) == 0 and len(query) == 2_000_000
+    assert peak < 2_000_000
 
 
 def test_trec_shards_share_out_the_judgments(heavy):
