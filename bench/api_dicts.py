@@ -36,6 +36,10 @@ measures, median of interleaved repeats:
     1.26x; 40 runs (3 repeats) dicts 1.41x -> 1.35x, DataFrames 1.42x -> 1.31x
     one 40-run call on dicts, its peak memory above the dicts' 1.37 GB: 831 MB -> 393 MB
     (the texts of the runs being read are held, not all 40)
+    after, again, load 1.6-3.9 (one other job): 40 runs, 3 repeats: files 8.51 s; dicts
+        10.86 s (1.28x, CPU 1.26x); DataFrames 10.64 s (1.25x, CPU 1.24x); 10 runs, 5
+        repeats: files 2.11 s; dicts 2.94 s (1.39x, CPU 1.39x); DataFrames 2.96 s (1.40x,
+        CPU 1.36x)
 
 On the idle VM before (commit 0cf7768), where the files' reading threads had both cores and
 the dicts' text was made in one thread first: 40 runs dicts 1.61x (CPU 1.34x), DataFrames
