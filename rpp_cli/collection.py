@@ -138,10 +138,10 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
                                                              np.nan)))
     n_judged = len(docs)
     judged_query = docs.keys()  # an array of its own
-    item_doc, item_names = _items(docs, judged_query, judged_grade, level, subtopic_item)
+    item_doc = _items(docs, judged_query, judged_grade, level, subtopic_item)
     item_query = judged_query[item_doc]
-    item_of_doc = np.full(n_judged, -1, dtype=np.int64)
-    item_of_doc[item_doc] = np.arange(len(item_doc))
+    item_of_doc = np.full(n_judged, -1, dtype=np.int32 if len(item_doc) < 1 << 31 else np.int64)
+    item_of_doc[item_doc] = np.arange(len(item_doc))  # (held while the runs are read)
 
     judged = Judged(qids, judged_query, judged_grade)
     readers = min(threads_for(run_paths, jobs), len(run_paths))
@@ -157,6 +157,7 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
         return run, _place_items(run.rows, len(qids), n_judged, item_of_doc, ranks[r])
 
     read_runs = map_ordered(read, len(run_paths), readers, label="reading runs")
+    release_free_memory()  # what the runs' joins freed: what follows would not reuse it all
     loaded = [run for run, _ in read_runs]
     run_names = name_runs(loaded, options.names, options.names_from)
     notes.extend(_run_notes([(run, name, top) for (run, top), name in zip(read_runs, run_names)],
@@ -165,6 +166,7 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
     if shared or len(run_paths) == 1:
         union = corpus_sizes(coder.code_query(), [run.rows.doc for run in loaded], item_doc,
                              len(qids))
+    item_names = docs.column(item_doc)  # (made now: the runs' reading peaks without it)
     del docs  # the dictionary's work is done: what it held goes back to the system
     coder = None  # (it holds the dictionary)
     release_free_memory()
@@ -213,10 +215,11 @@ def _place_items(rows: RunRows, n_queries: int, n_judged: int, item_of_doc: np.n
     """Set ``ranks`` (one run's row of the items' ranks) from the run's judged rows, and
     return the judged share of its top 10 (mean over queries; None when it retrieved no
     judged docno), for :func:`_judged_notes`."""
-    counts = np.diff(rows.bounds(n_queries))
+    bounds = rows.bounds(n_queries)
+    counts = np.diff(bounds)
     hit = np.flatnonzero(rows.doc < n_judged)  # the judged rows: few, in most runs
-    query = rows.qidx[hit]
-    rank = hit - (np.cumsum(counts) - counts)[query] + 1
+    query = np.searchsorted(bounds, hit, side="right") - 1
+    rank = hit - bounds[query] + 1
     item = item_of_doc[rows.doc[hit]]
     ranks[item[item >= 0]] = rank[item >= 0]
     if len(query) == 0:
@@ -276,9 +279,9 @@ def _item_grades(judged_grade: np.ndarray, item_doc: np.ndarray) -> np.ndarray:
 
 
 def _items(docs: JudgedIndex, judged_query: np.ndarray, judged_grade: np.ndarray,
-           level: float | None, subtopic_item: np.ndarray | None) -> tuple[np.ndarray, Column]:
-    """Codes of the items, and their docnos' bytes: judged relevant in the main qrels (or
-    relevant to a subtopic), grouped by query and, within one, in byte order of the docno."""
+           level: float | None, subtopic_item: np.ndarray | None) -> np.ndarray:
+    """Codes of the items: judged relevant in the main qrels (or relevant to a subtopic),
+    grouped by query and, within one, in byte order of the docno."""
     is_item = relevant(np.nan_to_num(judged_grade, nan=0.0), level)
     if subtopic_item is not None:
         is_item[subtopic_item] = True
@@ -288,7 +291,7 @@ def _items(docs: JudgedIndex, judged_query: np.ndarray, judged_grade: np.ndarray
     order = rank_rows(names, query, np.zeros(len(codes)),
                       int(query.max(initial=-1)) + 1)[::-1]  # by query, docno ascending
     pick = order[np.argsort(query[order], kind="stable")]
-    return codes[pick], names.take(pick)
+    return codes[pick]
 
 
 def counted(n: int, one: str, many: str) -> str:

@@ -16,7 +16,7 @@ import itertools
 import os
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,32 +31,58 @@ from .io.held import LongQuery
 from .io.runs import Run, RunStream, repeat_error
 
 
-@dataclass
 class RunRows:
     """The rows of one run that the evaluation uses (queries of the qrels, duplicates resolved),
     in ranking order: by query, then score desc, docno desc. No docno text is kept: ``doc``
-    codes identify them exactly."""
+    codes identify them exactly. Nor is a query a row: where each query's rows begin is kept,
+    and :attr:`qidx` is made from it when asked (a run's measures read the offsets, mostly)."""
 
-    qidx: np.ndarray  # int32 query index of each row (non-decreasing)
     doc: np.ndarray  # code of the (query, docno) in the collection's dictionary (int32
     # while the codes fit, 4 bytes a kept row: see _narrow)
     trec_doc: np.ndarray | None  # the codes in trec_eval's order (C-float scores; its top K
     # with -M K), when that differs from ``doc``; a query has as many rows in both
-    tied: np.ndarray | None = None  # (rows,) bool: same score as the row above in its query
+    tied: np.ndarray | None  # (rows,) bool: same score as the row above in its query
     # (None: no two rows tie); ir_measures' providers order such rows by docno ascending
-    _bounds: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def __init__(self, qidx: np.ndarray, doc: np.ndarray, trec_doc: np.ndarray | None,
+                 tied: np.ndarray | None = None) -> None:
+        """``qidx``: the query index of each row (non-decreasing)."""
+        self._set(np.bincount(qidx), doc, trec_doc, tied)
+
+    @classmethod
+    def by_query(cls, counts: np.ndarray, doc: np.ndarray, trec_doc: np.ndarray | None,
+                 tied: np.ndarray | None = None) -> RunRows:
+        """The rows of ``counts[q]`` rows a query q, one query after another."""
+        rows = cls.__new__(cls)
+        rows._set(counts, doc, trec_doc, tied)
+        return rows
+
+    def _set(self, counts: np.ndarray, doc: np.ndarray, trec_doc: np.ndarray | None,
+             tied: np.ndarray | None) -> None:
+        """Hold the columns, and where the rows of each query begin (``counts`` a query)."""
+        self.doc, self.trec_doc, self.tied = doc, trec_doc, tied
+        self._first = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))  # each
+        # query's first row (up to the last of ``counts``), then the number of rows
+        self._bounds: np.ndarray | None = None
+
+    @property
+    def qidx(self) -> np.ndarray:
+        """(rows,) int32 query index of each row, made on each call."""
+        return np.repeat(np.arange(len(self._first) - 1, dtype=np.int32), np.diff(self._first))
 
     @property
     def rank(self) -> np.ndarray:
         """1-based rank of each row within its query."""
-        return group_positions(self.qidx) + 1
+        return np.arange(int(self._first[-1])) - np.repeat(self._first[:-1],
+                                                             np.diff(self._first)) + 1
 
     def bounds(self, n_queries: int) -> np.ndarray:
         """(n_queries + 1,) int64 offsets, read-only: query q's rows are
-        ``bounds[q]:bounds[q + 1]``. Found once (the reading thread asks first, the trec_eval
-        step again), without a copy of ``qidx``: values of its own type."""
+        ``bounds[q]:bounds[q + 1]``. Made once (the reading thread asks first, the trec_eval
+        step again)."""
         if self._bounds is None or len(self._bounds) != n_queries + 1:
-            found = np.searchsorted(self.qidx, np.arange(n_queries + 1, dtype=self.qidx.dtype))
+            first = self._first[:n_queries + 1]
+            found = np.append(first, np.full(n_queries + 1 - len(first), self._first[-1]))
             found.flags.writeable = False
             self._bounds = found
         return self._bounds
@@ -320,11 +346,10 @@ def _lay_out(parts: list[_Part], n_queries: int) -> RunRows:
     counts = np.zeros(n_queries, dtype=np.int64)
     for p in parts:
         counts[p.queries] = p.counts
-    qidx = np.repeat(np.arange(n_queries, dtype=np.int32), counts)
     if len(parts) == 1:  # its queries ascend: laid out already
         p = parts.pop()
         tied = p.tied if p.tied.any() else None
-        return RunRows(qidx, p.code, p.trec_doc, tied)
+        return RunRows.by_query(counts, p.code, p.trec_doc, tied)
     offsets = np.cumsum(counts) - counts
     n = int(counts.sum())
     wide = any(p.code.dtype == np.int64 for p in parts)
@@ -340,7 +365,7 @@ def _lay_out(parts: list[_Part], n_queries: int) -> RunRows:
         if trec_doc is not None:
             trec_doc[where] = p.code if p.trec_doc is None else p.trec_doc
         del p, where
-    return RunRows(qidx, code, trec_doc, tied if tied.any() else None)
+    return RunRows.by_query(counts, code, trec_doc, tied if tied.any() else None)
 
 
 TIE_CHUNK = 1 << 20  # ranked rows compared at once by _ties_and_trec_order

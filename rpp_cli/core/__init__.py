@@ -77,6 +77,11 @@ class Dictionary:
     def freeze(self) -> None:
         self._map.freeze()
 
+    def nbytes(self) -> int:
+        """The bytes it holds: each key's table (its index, entries and strings, with the
+        unused tails of their growth) and each code's key."""
+        return self._map.nbytes()
+
     def keys(self) -> np.ndarray:
         """(len,) int64 key of every entry, in code order."""
         return np.frombuffer(self._map.keys(), dtype=np.int64)

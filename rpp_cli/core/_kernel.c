@@ -1037,51 +1037,58 @@ static inline uint64_t hash_of(int64_t key, const unsigned char *p, Py_ssize_t n
     return mix64(h ^ w);
 }
 
-/* A slot holds all a lookup needs but the bytes themselves: the hash, where the bytes are in
- * its table's arena and how long, the entry's code and the last batch that met it. */
+/* An item: one (key, bytes) entry as its key's table holds it. Its bytes end at `end` in the
+ * table's arena and begin where the item before ends (items are added in arena order); with
+ * them its code and the last batch that met it. */
 typedef struct {
-    uint32_t hash;      /* the hash's low bits (the table index uses the same bits) */
-    int32_t len;
-    uint32_t off;       /* in the table's arena */
+    uint32_t end;
+    uint32_t code;
     int32_t stamp;
-    int64_t entry;      /* -1 = empty */
+} Item;
+
+/* A slot of a table's index: an item's hash (the hash's low bits, which also place it) and
+ * its place + 1 (0: empty), so that a probe reads an item only when the hashes match. */
+typedef struct {
+    uint32_t hash;
+    uint32_t item;
 } Slot;
 #define MAX_LEN (1 << 16)
+#define MAX_CODES ((int64_t)UINT32_MAX)  /* codes are 0 .. MAX_CODES - 1 */
 
-/* One table per key, with its own arena: the strings of one query sit together, so rows that
- * come query by query (as ranked rows do) work in a small, cache-resident region. */
+/* One table per key: its items, their bytes back to back in an arena, and an index of slots at
+ * most 3/4 full, probed linearly. The strings of one query sit together, so rows that come
+ * query by query (as ranked rows do) work in a small, cache-resident region. (A table holds
+ * fewer than 2^31 items, as its arena stays under 4 GiB and few distinct strings are shorter
+ * than 4 bytes: 32 bits number its slots.) */
 typedef struct {
     Slot *slots;
-    int64_t mask;       /* size - 1; no slots until the first insert */
-    int64_t count;
+    Item *items;
     unsigned char *arena;
-    int64_t arena_len, arena_cap;
-    pthread_mutex_t lock;  /* held by the intern working on this key */
+    uint32_t mask;      /* slots - 1; no slots until the first insert */
+    uint32_t count, items_cap, arena_cap;
 } Table;
 
-/* An entry: its key (its table), and where its bytes are in that table's arena. */
-typedef struct {
-    int64_t key;
-    uint32_t off;
-    int32_t len;
-} Entry;
-
-/* Entries live in chunks that never move: chunk c holds 2^c * CHUNK0 codes from
- * CHUNK0 * (2^c - 1) on. A new entry's code comes from one atomic add, so threads interning
- * side by side never wait for each other but to add a chunk. */
-enum { CHUNK0 = 1024, MAX_CHUNKS = 48 };
+/* The key of every code (its table; there, the items' codes ascend, as a table's items are
+ * added under its lock, so a code's item is found by bisection) lives in chunks that never
+ * move: chunk c holds the keys of 2^c * CHUNK0 codes from CHUNK0 * (2^c - 1) on
+ * (MAX_CHUNKS of them hold MAX_CODES). A new code comes from one atomic step, so threads
+ * interning side by side never wait for each other but to add a chunk. Key k's table is
+ * locked by stripe k % STRIPES: threads coding different queries rarely share one, and a
+ * table costs no lock of its own. */
+enum { CHUNK0 = 1024, MAX_CHUNKS = 23, STRIPES = 64 };
 
 typedef struct {
     PyObject_HEAD
-    Entry *chunks[MAX_CHUNKS];
+    uint32_t *chunks[MAX_CHUNKS];
     Table *tables;      /* one per key 0..n_keys-1 */
     int64_t n_keys;
     int frozen;
-    int broken;         /* a code was taken but its entry could not be stored (no memory) */
+    int broken;         /* a code was taken but its key could not be stored (no memory) */
     pthread_mutex_t lock;  /* adding a chunk; frozen */
+    pthread_mutex_t stripes[STRIPES];  /* the tables' locks, held by the intern working on one */
     /* entries (an atomic counter while interns run), 64 bytes past the fields every row
      * reads, so that threads adding entries do not evict them (the object is 16-byte aligned:
-     * its line may also hold the end of the lock, taken only to add a chunk) */
+     * its line may also hold the end of a lock, taken only to change tables) */
     _Alignas(64) int64_t n;
     char pad_[64 - sizeof(int64_t)];
 } StrMap;
@@ -1093,133 +1100,185 @@ static inline int chunk_of(int64_t e, int64_t *index) {
     return c;
 }
 
-/* Entry e, one that exists. */
-static inline Entry *entry(const StrMap *m, int64_t e) {
+/* The key of code e, one that exists. */
+static inline uint32_t key_of(const StrMap *m, int64_t e) {
     int64_t i;
     int c = chunk_of(e, &i);
-    return &m->chunks[c][i];
+    return m->chunks[c][i];
 }
 
-/* The place of new code e, its chunk added if it is not there yet; NULL when out of memory. */
-static Entry *new_entry(StrMap *m, int64_t e) {
+/* The place of new code e's key, its chunk added if it is not there yet; NULL when out of
+ * memory. */
+static uint32_t *new_key(StrMap *m, int64_t e) {
     int64_t i;
     int c = chunk_of(e, &i);
     if (c >= MAX_CHUNKS) return NULL;
-    Entry *chunk = __atomic_load_n(&m->chunks[c], __ATOMIC_ACQUIRE);
+    uint32_t *chunk = __atomic_load_n(&m->chunks[c], __ATOMIC_ACQUIRE);
     if (!chunk) {
         pthread_mutex_lock(&m->lock);
         chunk = m->chunks[c];
-        if (!chunk && (chunk = malloc(sizeof(Entry) * ((size_t)CHUNK0 << c))))
+        if (!chunk && (chunk = malloc(sizeof *chunk * ((size_t)CHUNK0 << c))))
             __atomic_store_n(&m->chunks[c], chunk, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&m->lock);
     }
     return chunk ? &chunk[i] : NULL;
 }
 
-static int grow_table(Table *t) {
-    int64_t size = t->slots ? 2 * (t->mask + 1) : 16;
-    Slot *slots = malloc((size_t)size * sizeof *slots);
-    if (!slots) return -1;
-    for (int64_t i = 0; i < size; i++) slots[i].entry = -1;
-    int64_t mask = size - 1;
-    if (t->slots) {
-        for (int64_t i = 0; i <= t->mask; i++) {
-            if (t->slots[i].entry < 0) continue;
-            int64_t j = (int64_t)(t->slots[i].hash & (uint64_t)mask);
-            while (slots[j].entry >= 0) j = (j + 1) & mask;
-            slots[j] = t->slots[i];
-        }
-        free(t->slots);
+/* The next code, or -1 when MAX_CODES are taken (the count never passes it). */
+static int64_t new_code(StrMap *m) {
+    int64_t e = __atomic_load_n(&m->n, __ATOMIC_RELAXED);
+    do {
+        if (e >= MAX_CODES) return -1;
+    } while (!__atomic_compare_exchange_n(&m->n, &e, e + 1, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return e;
+}
+
+/* Room for `need` things of `size` bytes at *buf, which holds *cap: grown by a quarter (and
+ * 16) at a time, so that a table's unused tail stays small; -1 when out of memory. */
+static int reserve(void **buf, uint32_t *cap, uint64_t need, size_t size) {
+    if (need <= *cap) return 0;
+    uint64_t grown = (uint64_t)*cap + *cap / 4 + 16;
+    if (grown < need) grown = need;
+    if (grown > UINT32_MAX) grown = UINT32_MAX;
+    void *p = realloc(*buf, (size_t)grown * size);
+    if (!p) return -1;
+    *buf = p;
+    *cap = (uint32_t)grown;
+    return 0;
+}
+
+/* Where item i's bytes begin in its table's arena. */
+static inline uint32_t item_start(const Table *t, uint32_t i) {
+    return i ? t->items[i - 1].end : 0;
+}
+
+/* The item of code e in its table t (the items' codes ascend). */
+static uint32_t item_of(const Table *t, int64_t e) {
+    uint32_t lo = 0, hi = t->count - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->items[mid].code < e) lo = mid + 1;
+        else hi = mid;
     }
+    return lo;
+}
+
+/* Slots enough for `count` items (at least twice as many as now, 16 at first). */
+static int grow_slots(Table *t, uint64_t count) {
+    uint64_t size = t->slots ? 2 * ((uint64_t)t->mask + 1) : 16;
+    while (4 * count > 3 * size) size *= 2;
+    Slot *slots = calloc((size_t)size, sizeof *slots);
+    if (!slots) return -1;
+    uint32_t mask = (uint32_t)(size - 1);
+    for (uint64_t i = 0; t->slots && i <= t->mask; i++) {
+        if (!t->slots[i].item) continue;
+        uint32_t j = t->slots[i].hash & mask;
+        while (slots[j].item) j = (j + 1) & mask;
+        slots[j] = t->slots[i];
+    }
+    free(t->slots);
     t->slots = slots;
     t->mask = mask;
     return 0;
 }
 
-/* The slot holding p[0:n] in table t, or NULL; *at is the index where it is or would go. */
-static inline Slot *find(const Table *t, uint32_t h, const unsigned char *p, int32_t n,
-                         int64_t *at) {
-    if (!t->slots) { *at = -1; return NULL; }
-    int64_t j = (int64_t)(h & (uint64_t)t->mask);
-    for (;;) {
-        Slot *s = &t->slots[j];
-        if (s->entry < 0) { *at = j; return NULL; }
-        if (s->hash == h && s->len == n && memcmp(t->arena + s->off, p, (size_t)n) == 0) {
-            *at = j;
-            return s;
-        }
-        j = (j + 1) & t->mask;
+/* The item holding p[0:n] in table t, or -1; *at is the slot where it is or would go (when t
+ * has slots). */
+static inline int64_t find(const Table *t, uint32_t h, const unsigned char *p, int32_t n,
+                           uint32_t *at) {
+    if (!t->slots) return -1;
+    for (uint32_t j = h & t->mask;; j = (j + 1) & t->mask) {
+        Slot s = t->slots[j];
+        *at = j;
+        if (!s.item) return -1;
+        if (s.hash != h) continue;
+        uint32_t start = item_start(t, s.item - 1);
+        if (t->items[s.item - 1].end - start == (uint32_t)n
+            && memcmp(t->arena + start, p, (size_t)n) == 0)
+            return s.item - 1;
     }
 }
 
 /* Insert (key, bytes), hash h, into t (the key's table, whose lock the caller holds) if
- * absent; its code, -1 when out of memory, -3 when a key's strings outgrow 4 GiB. With
- * batch >= 0, *repeat tells whether this batch met the entry before. */
+ * absent; its code, -1 when out of memory, -3 when a key's strings outgrow 4 GiB, -4 when
+ * MAX_CODES are taken. With batch >= 0, *repeat tells whether this batch met the entry
+ * before. */
 static int64_t intern_one(StrMap *m, Table *t, int64_t key, const unsigned char *p, int32_t n,
                           uint32_t h, int64_t batch, uint8_t *repeat) {
-    int64_t at;
-    Slot *s = find(t, h, p, n, &at);
-    if (s) {
-        *repeat = batch >= 0 && s->stamp == batch;
-        if (batch >= 0) s->stamp = batch;  /* no write otherwise: threads share clean lines */
-        return s->entry;
+    uint32_t at = 0;
+    int64_t i = find(t, h, p, n, &at);
+    if (i >= 0) {
+        Item *x = &t->items[i];
+        *repeat = batch >= 0 && x->stamp == batch;
+        if (batch >= 0) x->stamp = batch;  /* no write otherwise: threads share clean lines */
+        return x->code;
     }
     *repeat = 0;
-    if (t->arena_len + n > t->arena_cap) {
-        int64_t cap = t->arena_cap ? t->arena_cap : 256;
-        while (cap < t->arena_len + n) cap *= 2;
-        if (cap > UINT32_MAX) return -3;
-        unsigned char *a = realloc(t->arena, (size_t)cap);
-        if (!a) return -1;
-        t->arena = a;
-        t->arena_cap = cap;
-    }
-    if (!t->slots || 2 * (t->count + 1) > t->mask + 1) {
-        if (grow_table(t) < 0) return -1;
+    uint32_t len = item_start(t, t->count);
+    if ((uint64_t)len + (uint64_t)n > UINT32_MAX) return -3;
+    if (reserve((void **)&t->arena, &t->arena_cap, (uint64_t)len + (uint64_t)n, 1) < 0
+        || reserve((void **)&t->items, &t->items_cap, (uint64_t)t->count + 1, sizeof(Item)) < 0)
+        return -1;
+    if (4 * ((uint64_t)t->count + 1) > 3 * ((uint64_t)t->mask + 1)) {  /* (no slots: mask 0) */
+        if (grow_slots(t, (uint64_t)t->count + 1) < 0) return -1;
         find(t, h, p, n, &at);
     }
-    int64_t e = __atomic_fetch_add(&m->n, 1, __ATOMIC_RELAXED);
-    Entry *place = new_entry(m, e);
+    int64_t e = new_code(m);
+    if (e < 0) return -4;
+    uint32_t *place = new_key(m, e);
     if (!place) {
-        __atomic_store_n(&m->broken, 1, __ATOMIC_RELAXED);  /* code e has no entry */
+        __atomic_store_n(&m->broken, 1, __ATOMIC_RELAXED);  /* code e has no key */
         return -1;
     }
-    *place = (Entry){key, (uint32_t)t->arena_len, n};
-    memcpy(t->arena + t->arena_len, p, (size_t)n);
-    s = &t->slots[at];
-    *s = (Slot){h, n, (uint32_t)t->arena_len, (int32_t)batch, e};
-    t->arena_len += n;
-    t->count++;
+    *place = (uint32_t)key;
+    memcpy(t->arena + len, p, (size_t)n);
+    t->items[t->count] = (Item){len + (uint32_t)n, (uint32_t)e, (int32_t)batch};
+    t->slots[at] = (Slot){h, ++t->count};
     return e;
+}
+
+/* Items and slots in table t, still empty, for the rows of its key from row i on (keys k,
+ * NULL: one key; n rows; STRETCH rows at most): a table filled at once, as a chunk of
+ * judgments is, takes them once, not growth by growth (a table's first rows are mostly new).
+ * Its arena grows as its strings come: sized at once, it left the allocator holes that cost
+ * more than the growth. -1 when out of memory. */
+enum { STRETCH = 4096 };
+static int reserve_stretch(Table *t, const int64_t *k, Py_ssize_t i, Py_ssize_t n) {
+    Py_ssize_t r = i;
+    while (r < n && r - i < STRETCH && (!k || k[r] == k[i])) r++;
+    return reserve((void **)&t->items, &t->items_cap, (uint64_t)(r - i), sizeof(Item)) < 0
+           || grow_slots(t, (uint64_t)(r - i)) < 0 ? -1 : 0;
 }
 
 /* StrMap(n_keys=1): keys are 0 .. n_keys-1. */
 static PyObject *StrMap_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     Py_ssize_t n_keys = 1;
     if (!PyArg_ParseTuple(args, "|n", &n_keys)) return NULL;
-    if (n_keys < 1) {
-        PyErr_SetString(PyExc_ValueError, "StrMap: n_keys must be >= 1");
+    if (n_keys < 1 || (uint64_t)n_keys > (uint64_t)UINT32_MAX + 1) {
+        PyErr_SetString(PyExc_ValueError, "StrMap: n_keys must be 1 .. 2^32");
         return NULL;
     }
     StrMap *m = (StrMap *)type->tp_alloc(type, 0);
     if (!m) return NULL;
     pthread_mutex_init(&m->lock, NULL);
+    for (int s = 0; s < STRIPES; s++) pthread_mutex_init(&m->stripes[s], NULL);
     m->tables = calloc((size_t)n_keys, sizeof *m->tables);
     if (!m->tables) { Py_DECREF(m); return PyErr_NoMemory(); }
     m->n_keys = n_keys;
-    for (Py_ssize_t k = 0; k < n_keys; k++) pthread_mutex_init(&m->tables[k].lock, NULL);
     return (PyObject *)m;
 }
 
 static void StrMap_dealloc(StrMap *m) {
     for (int64_t k = 0; m->tables && k < m->n_keys; k++) {
         free(m->tables[k].slots);
+        free(m->tables[k].items);
         free(m->tables[k].arena);
-        pthread_mutex_destroy(&m->tables[k].lock);
     }
     free(m->tables);
     for (int c = 0; c < MAX_CHUNKS; c++) free(m->chunks[c]);
     pthread_mutex_destroy(&m->lock);
+    for (int s = 0; s < STRIPES; s++) pthread_mutex_destroy(&m->stripes[s]);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
@@ -1301,12 +1360,20 @@ static int batch_fill(PyObject *args, Batch *b) {
 }
 
 /* How far ahead intern hashes a row and prefetches its slot (twice as far, the row's bytes;
- * half as far, the bytes its slot points to): a row's probe is mostly a cache miss, and the
- * misses of rows ahead overlap. */
+ * half as far, the item its slot points to; a quarter, that item's bytes): a row's probe is
+ * mostly cache misses, and the misses of rows ahead overlap. */
 enum { AHEAD = 8, RING = 16 };
 
-/* intern: rows are taken key by key under that key's table lock (rows come grouped by query),
- * so several threads intern side by side, each in its own key's table. */
+/* The first slot that row's probe reads in t, when the row was hashed ahead for t (ring_row
+ * and ring_h: the rows hashed ahead and their hashes), else an empty one. */
+static inline Slot slot_ahead(const Table *t, const int64_t *ring_row, const uint32_t *ring_h,
+                              Py_ssize_t row) {
+    if (!t->slots || ring_row[row % RING] != row) return (Slot){0, 0};
+    return t->slots[ring_h[row % RING] & t->mask];
+}
+
+/* intern: rows are taken key by key under the lock of that key's table (rows come grouped by
+ * query), so several threads intern side by side, each in its own key's table. */
 static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
     Batch b;
     if (batch_get(m, 0, args, &b) < 0) return NULL;
@@ -1319,7 +1386,8 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
     uint32_t ring_h[RING];
     for (int r = 0; r < RING; r++) ring_row[r] = -1;
     Py_BEGIN_ALLOW_THREADS
-    Table *held = NULL, *tables = m->tables;
+    Table *tables = m->tables;
+    pthread_mutex_t *held = NULL;
     const int64_t n_keys = m->n_keys;
     for (Py_ssize_t i = 0; i < b.n && status >= 0; i++) {
         int64_t key = k ? k[i] : 0;
@@ -1328,10 +1396,15 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
             break;
         }
         Table *t = &tables[key];
-        if (t != held) {
-            if (held) pthread_mutex_unlock(&held->lock);
-            pthread_mutex_lock(&t->lock);
-            held = t;
+        pthread_mutex_t *lock = &m->stripes[key % STRIPES];
+        if (lock != held) {
+            if (held) pthread_mutex_unlock(held);
+            pthread_mutex_lock(lock);
+            held = lock;
+        }
+        if (!t->slots && reserve_stretch(t, k, i, b.n) < 0) {
+            status = -1;
+            break;
         }
         if (i > 0 && l[i] == l[i - 1] && (!k || key == k[i - 1])
             && memcmp(p + s[i], p + s[i - 1], (size_t)l[i]) == 0) {
@@ -1339,32 +1412,34 @@ static PyObject *StrMap_intern(StrMap *m, PyObject *args) {
             if (repeat) repeat[i] = 1;
             continue;
         }
-        Py_ssize_t j = i + AHEAD, half = i + AHEAD / 2;
+        Py_ssize_t j = i + AHEAD;
         if (j + AHEAD < b.n) __builtin_prefetch(p + s[j + AHEAD]);  /* the bytes to hash */
         if (j < b.n && (!k || k[j] == key)) {  /* the same table: its lock is held */
             ring_row[j % RING] = j;
             ring_h[j % RING] = (uint32_t)hash_of(key, p + s[j], l[j]);
             if (t->slots) __builtin_prefetch(&t->slots[ring_h[j % RING] & t->mask]);
         }
-        if (half < b.n && ring_row[half % RING] == half && t->slots) {
-            const Slot *ahead = &t->slots[ring_h[half % RING] & t->mask];
-            if (ahead->entry >= 0) __builtin_prefetch(t->arena + ahead->off);
-        }
+        Slot near = slot_ahead(t, ring_row, ring_h, i + AHEAD / 2);
+        if (near.item) __builtin_prefetch(&t->items[near.item - 1]);
+        near = slot_ahead(t, ring_row, ring_h, i + AHEAD / 4);
+        if (near.item) __builtin_prefetch(t->arena + item_start(t, near.item - 1));
         uint32_t h = ring_row[i % RING] == i ? ring_h[i % RING]
                                              : (uint32_t)hash_of(key, p + s[i], l[i]);
         out[i] = intern_one(m, t, key, p + s[i], l[i], h, b.batch,
                             repeat ? repeat + i : &scratch);
         status = out[i];
     }
-    if (held) pthread_mutex_unlock(&held->lock);
+    if (held) pthread_mutex_unlock(held);
     Py_END_ALLOW_THREADS
     release(&b.vs);
     if (status == -2) {
         PyErr_SetString(PyExc_ValueError, "StrMap.intern: key out of range");
         return NULL;
     }
-    if (status == -3) {
-        PyErr_SetString(PyExc_OverflowError, "StrMap.intern: over 4 GiB of strings for one key");
+    if (status == -3 || status == -4) {
+        PyErr_SetString(PyExc_OverflowError, status == -3
+                        ? "StrMap.intern: over 4 GiB of strings for one key"
+                        : "StrMap.intern: over 2^32 - 1 distinct strings");
         return NULL;
     }
     if (status < 0) return PyErr_NoMemory();
@@ -1376,11 +1451,12 @@ static PyObject *StrMap_lookup(StrMap *m, PyObject *args) {
     if (batch_get(m, 1, args, &b) < 0) return NULL;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < b.n; i++) {
-        int64_t key = b.k ? b.k[i] : 0, at;
+        int64_t key = b.k ? b.k[i] : 0, hit = -1;
+        uint32_t at;
         const unsigned char *str = b.p + b.s[i];
-        const Slot *hit = key < 0 || key >= m->n_keys ? NULL
-            : find(&m->tables[key], (uint32_t)hash_of(key, str, b.l[i]), str, b.l[i], &at);
-        b.out[i] = hit ? hit->entry : -1;
+        const Table *t = key < 0 || key >= m->n_keys ? NULL : &m->tables[key];
+        if (t) hit = find(t, (uint32_t)hash_of(key, str, b.l[i]), str, b.l[i], &at);
+        b.out[i] = hit < 0 ? -1 : (int64_t)t->items[hit].code;
     }
     Py_END_ALLOW_THREADS
     release(&b.vs);
@@ -1400,7 +1476,7 @@ static PyObject *StrMap_keys(StrMap *m, PyObject *unused) {
     pthread_mutex_lock(&m->lock);
     PyObject *r = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * 8));
     int64_t *out = r ? (int64_t *)PyBytes_AS_STRING(r) : NULL;
-    for (int64_t e = 0; out && e < m->n; e++) out[e] = entry(m, e)->key;
+    for (int64_t e = 0; out && e < m->n; e++) out[e] = key_of(m, e);
     pthread_mutex_unlock(&m->lock);
     return r;
 }
@@ -1422,15 +1498,30 @@ static PyObject *StrMap_strings(StrMap *m, PyObject *args) {
             Py_CLEAR(list);
             break;
         }
-        const Entry *x = entry(m, e);
-        PyObject *item = PyBytes_FromStringAndSize(
-            (const char *)m->tables[x->key].arena + x->off, x->len);
+        const Table *t = &m->tables[key_of(m, e)];
+        uint32_t at = item_of(t, e), start = item_start(t, at);
+        PyObject *item = PyBytes_FromStringAndSize((const char *)t->arena + start,
+                                                   t->items[at].end - start);
         if (!item) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, item);
     }
     pthread_mutex_unlock(&m->lock);
     if (has) PyBuffer_Release(&codes);
     return list;
+}
+
+/* nbytes() -> the bytes the map holds: its tables, their slots, items and arenas, and the
+ * chunks of keys (what each allocation asked for, not the allocator's own overhead). */
+static PyObject *StrMap_nbytes(StrMap *m, PyObject *unused) {
+    int64_t total = (int64_t)sizeof *m + m->n_keys * (int64_t)sizeof(Table);
+    for (int64_t k = 0; k < m->n_keys; k++) {
+        const Table *t = &m->tables[k];
+        if (t->slots) total += ((int64_t)t->mask + 1) * (int64_t)sizeof(Slot);
+        total += (int64_t)t->items_cap * (int64_t)sizeof(Item) + t->arena_cap;
+    }
+    for (int c = 0; c < MAX_CHUNKS && m->chunks[c]; c++)
+        total += (int64_t)sizeof *m->chunks[c] * ((int64_t)CHUNK0 << c);
+    return PyLong_FromLongLong(total);
 }
 
 static Py_ssize_t StrMap_len(StrMap *m) { return (Py_ssize_t)m->n; }
@@ -1445,6 +1536,7 @@ static PyMethodDef StrMap_methods[] = {
     {"freeze", (PyCFunction)StrMap_freeze, METH_NOARGS, "no more inserts; lookups allowed"},
     {"keys", (PyCFunction)StrMap_keys, METH_NOARGS, "int64 key of every entry (bytes)"},
     {"strings", (PyCFunction)StrMap_strings, METH_VARARGS, "bytes of the given entries"},
+    {"nbytes", (PyCFunction)StrMap_nbytes, METH_NOARGS, "bytes held (tables, keys)"},
     {NULL}
 };
 

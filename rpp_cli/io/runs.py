@@ -157,9 +157,10 @@ class LineNumbers:
 
 
 # Rows of whole queries a RunStream gathers before it hands them on: each batch is joined
-# at once, so this sets what a reader holds (some 20 MB of rows, and the batch's join)
-# against a cost per batch (bench/LOG.md has the trade measured).
-BATCH_ROWS = 1 << 19
+# at once, so this sets what a reader holds (some 10 MB of rows, and the batch's join)
+# against a cost per batch (bench/LOG.md and, on tall-deep, bench/measured/
+# tall-deep-dictionary-breakdown-2026-12-02.json have the trade measured).
+BATCH_ROWS = 1 << 18
 # Rows of one query past which a joined RunStream holds it in compact form (held.LongQuery):
 # its repeats are then found as they are read, and a query that never ends costs its
 # distinct docnos, not its rows as they came (about 43 MB of rows held before the switch).

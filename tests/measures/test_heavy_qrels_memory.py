@@ -40,14 +40,14 @@ def test_relevant_items_docnos_are_one_buffer(heavy):
     judged_query = docs.keys().copy()
     tracemalloc.start()
     try:
-        codes, names = _items(docs, judged_query, qrels.grade, None, None)
+        codes = _items(docs, judged_query, qrels.grade, None, None)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert len(codes) == int((qrels.grade > 0).sum()) > 70_000
     assert peak / len(codes) < 150
     strings = docs.strings(codes)
-    assert names.texts() == [s.decode() for s in strings]
+    assert docs.column(codes).texts() == [s.decode() for s in strings]
     keys = list(zip(judged_query[codes].tolist(), strings))
     assert keys == sorted(keys)
 
