@@ -196,10 +196,8 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
     rows = _lay_out(parts, len(qids))  # (takes the parts)
     if batches > 1:  # a large run's batch arrays: what is kept will not reuse all of them
         release_free_memory()  # (not after each small run: the heap would be faulted again)
-    present = np.zeros(len(qids), dtype=bool)
-    present[rows.qidx] = True
     return LoadedRun(path, stream.tag, rows, repeats, stream.dropped(),
-                     np.flatnonzero(~present).tolist())
+                     np.flatnonzero(np.diff(rows.bounds(len(qids))) == 0).tolist())
 
 
 def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, dedup: bool,

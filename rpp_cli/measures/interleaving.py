@@ -54,8 +54,7 @@ def run_layout(coll: Collection) -> tuple[np.ndarray, np.ndarray]:
     sizes = [len(run.doc) for run in coll.runs]
     docs = np.concatenate([run.doc for run in coll.runs]).astype(np.int64, copy=False)
     first = np.cumsum([0] + sizes[:-1])
-    queries = np.arange(len(coll.qids) + 1)
-    bounds = np.stack([start + np.searchsorted(run.qidx, queries)
+    bounds = np.stack([start + run.bounds(len(coll.qids))
                        for start, run in zip(first, coll.runs)])
     return docs, bounds
 

@@ -248,22 +248,22 @@ def compute(ctx, measures: list[Measure]) -> None:
     for r, rows in enumerate(coll.runs):  # one vectorised pass per run
         judged = rows.doc < n_judged
         code = np.where(judged, rows.doc, 0)
-        ascending = None
+        qidx, ascending = rows.qidx, None
         for m in measures:
             provider, cutoff = m.options["provider"], m.options["cutoff"]
             if provider == "ERR":
                 g = np.where(judged, gains[code], 0.0)
-                values[m.name][:, r] = expected_reciprocal_rank(rows.qidx, rows.rank, g, n_q,
+                values[m.name][:, r] = expected_reciprocal_rank(qidx, rows.rank, g, n_q,
                                                                 cutoff)
                 continue
             ascending = docno_ascending_ranks(rows) if ascending is None else ascending
             if provider == "RR":
                 level = pytrec_level(coll.level if m.level is None else m.level)
                 hit = judged & (integer[code] >= level)
-                values[m.name][:, r] = reciprocal_rank(rows.qidx, ascending, hit, n_q, cutoff)
+                values[m.name][:, r] = reciprocal_rank(qidx, ascending, hit, n_q, cutoff)
             else:
                 known = judged & ~np.isnan(grade[code])
-                values[m.name][:, r] = judged_share(rows.qidx, ascending, known, n_q, cutoff)
+                values[m.name][:, r] = judged_share(qidx, ascending, known, n_q, cutoff)
     for m in measures:
         add_metric(ctx.results, m.name, values[m.name], ctx.per_query)
         ctx.metrics[m.name] = values[m.name]

@@ -68,9 +68,9 @@ def rank_biased(coll, p: float) -> tuple[np.ndarray, np.ndarray]:
         judged = rows.doc < n_judged
         hit = judged.copy()
         hit[judged] = is_rel[rows.doc[judged]]
-        depth = np.bincount(rows.qidx, minlength=n_q)
-        value[:, r] = np.bincount(rows.qidx, weights=weight * hit, minlength=n_q)
-        residual[:, r] = (np.bincount(rows.qidx, weights=weight * ~judged, minlength=n_q)
+        qidx, depth = rows.qidx, np.diff(rows.bounds(n_q))
+        value[:, r] = np.bincount(qidx, weights=weight * hit, minlength=n_q)
+        residual[:, r] = (np.bincount(qidx, weights=weight * ~judged, minlength=n_q)
                           + p ** depth.astype(np.float64))
     return value, residual
 

@@ -271,7 +271,7 @@ def test_dictionary_is_exact(rows):
 
 
 def test_dictionary_is_exact_when_threads_intern_at_once():
-    """Runs read by a pool of threads intern side by side, each key under its own lock: every
+    """Runs read by a pool of threads intern side by side, each key under its stripe's lock: every
     (key, docno) gets one code whichever thread met it first, the codes are dense, and each
     batch's repeat mask marks exactly the rows an earlier row of that batch had."""
     rng = random.Random(18)
