@@ -408,6 +408,7 @@ done:
  * would give, without a copy between), the copy made without the GIL: readers grow their kept
  * columns by every window while other readers work. Everything is checked before the buffer
  * changes; its resize (a realloc) fails as ``+=`` does while it is exported (a live view). */
+enum { EXTEND_NOGIL_BYTES = 1 << 16 };
 static PyObject *extend(PyObject *self, PyObject *args) {
     PyObject *target, *st_o = NULL, *ln_o = NULL, *result = NULL;
     Py_buffer src;
@@ -443,12 +444,14 @@ static PyObject *extend(PyObject *self, PyObject *args) {
     if (PyByteArray_Resize(target, old + total) < 0)
         goto done;
     char *dst = PyByteArray_AS_STRING(target) + old;
-    Py_BEGIN_ALLOW_THREADS
+    /* A small copy keeps the GIL: handing it to another thread and back costs more than the
+     * copy (a few lines of a small window, thousands of times a run). */
+    PyThreadState *save = total + 16 * n >= EXTEND_NOGIL_BYTES ? PyEval_SaveThread() : NULL;
     if (starts)
         copy_strings(dst, src.buf, starts, lens, n);
     else
         memcpy(dst, src.buf, (size_t)total);
-    Py_END_ALLOW_THREADS
+    if (save) PyEval_RestoreThread(save);
     result = Py_NewRef(Py_None);
 done:
     release(&vs);
