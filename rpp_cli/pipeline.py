@@ -246,26 +246,31 @@ def default_measures(measure_names: list[str] | None, subtopics: str | None) -> 
                                                                  else [])
 
 
-def libraries_first(measures: list[Measure]) -> None:
+def libraries_first(measures: list[Measure], statistics: bool = False) -> None:
     """Load the C libraries the work will use before any thread of rpp's starts: glibc gives
     a thread the thread-local storage of a library loaded after it started on the thread's
     first use of it, and ends the process (status 127, "cannot allocate memory for
-    thread-local data") when memory is short then, where rpp would say out of memory."""
+    thread-local data") when memory is short then, where rpp would say out of memory.
+    ``statistics``: the command tests or bounds (compare, check, meta), with scipy's special
+    functions (some 0.3 s of CPU to load: not for the commands that do not)."""
     import numpy.random  # noqa: F401 - the draws of tests, intervals and meta's samples
 
+    if statistics:
+        import scipy.special  # noqa: F401 - the distributions of rpp_cli.stats
     if any(m.trec is not None for m in measures):
         pytrec_adapter.load_library()
 
 
 def evaluate_runs(qrels_path: str | None, run_paths: list[str], measures: list[Measure],
                   options: Options, per_query: bool, notes: list[str],
-                  need_relevant: bool | None = None) -> Context:
+                  need_relevant: bool | None = None, statistics: bool = False) -> Context:
     """Read, join and measure: the flow of every command that evaluates runs. Qrels with no
     relevant item (at ``-l``) are an error when a measure of rpp's own is asked for (nothing
-    to compare), or when ``need_relevant`` says so; trec_eval's alone score them as it does."""
+    to compare), or when ``need_relevant`` says so; trec_eval's alone score them as it does.
+    ``statistics``: see :func:`libraries_first`."""
     if need_relevant is None:
         need_relevant = any(not m.all_queries for m in measures)
-    libraries_first(measures)
+    libraries_first(measures, statistics)
     coll = load(qrels_path, run_paths, options, notes, across_runs(measures), need_relevant)
     return measure(coll, measures, per_query, notes, options.jobs)
 

@@ -181,7 +181,7 @@ def run(qrels: str, runs: list[str], request: CheckRequest, options: Options) ->
     notes: list[str] = []
     # no relevant item: relevance measures are 0 for every run, a gate that could not fail
     ctx = evaluate_runs(qrels, [request.baseline, *runs], wanted, options, False, notes,
-                        need_relevant=True)
+                        need_relevant=True, statistics=True)
     coll = ctx.collection
     _refuse_unjudged_runs(coll)
     _refuse_blind_gates(coll.judged.grade, tested, dropped, [name for name, _ in max_drops])

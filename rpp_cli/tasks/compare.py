@@ -67,7 +67,7 @@ def run(qrels: str | None, runs: list[str], request: CompareRequest, options: Op
         raise InputError("compare needs at least two runs")
     with noting() as notes:
         measures = resolve(default_measures(list(request.measures) or None, options.subtopics))
-        ctx = evaluate_runs(qrels, runs, measures, options, False, notes)
+        ctx = evaluate_runs(qrels, runs, measures, options, False, notes, statistics=True)
         names = testable(ctx, measures, notes)
         results = compare(ctx, names, request)
         return Outcome(results, notes, {"context": ctx, "tested": names})

@@ -84,7 +84,7 @@ def plan(qrels: str | None, runs: list[str], request: MetaRequest, options: Opti
     with noting() as notes:
         check(settings, len(runs))
         measures = resolve(default_measures(list(request.measures), options.subtopics))
-        ctx = evaluate_runs(qrels, runs, measures, options, False, notes)
+        ctx = evaluate_runs(qrels, runs, measures, options, False, notes, statistics=True)
         study = Study(ctx, measures, settings, notes)
         if not study.subjects:
             raise InputError("no measure with per-query values to study")
