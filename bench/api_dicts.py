@@ -36,6 +36,14 @@ measures, median of interleaved repeats:
     1.26x; 40 runs (3 repeats) dicts 1.41x -> 1.35x, DataFrames 1.42x -> 1.31x
     one 40-run call on dicts, its peak memory above the dicts' 1.37 GB: 831 MB -> 393 MB
     (the texts of the runs being read are held, not all 40)
+    idle VM, 2026-12-02 09:26, commit 93fdf81 (the reader's lazy texts; rows placed around
+        their texts by a boolean mask): 40 runs, 3 repeats: files 4.64 s; dicts 7.39 s
+        (1.59x, CPU 1.42x); DataFrames 6.52 s (1.41x, CPU 1.30x); 10 runs, 5 repeats: files
+        1.08 s; dicts 1.64 s (1.52x, CPU 1.41x); DataFrames 1.58 s (1.47x, CPU 1.35x)
+    idle VM, 09:30, each text and its row's block copied in place by the kernel's extend
+        (no mask, no copy without separators): 40 runs: files 4.40 s; dicts 6.13 s (1.39x,
+        CPU 1.26x); DataFrames 5.67 s (1.29x, CPU 1.16x); 10 runs: files 1.19 s; dicts
+        1.60 s (1.34x, CPU 1.24x); DataFrames 1.65 s (1.38x, CPU 1.29x)
     after, again, load 1.6-3.9 (one other job): 40 runs, 3 repeats: files 8.51 s; dicts
         10.86 s (1.28x, CPU 1.26x); DataFrames 10.64 s (1.25x, CPU 1.24x); 10 runs, 5
         repeats: files 2.11 s; dicts 2.94 s (1.39x, CPU 1.39x); DataFrames 2.96 s (1.40x,

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .core import _kernel
+
 SEPARATOR = "\x01"  # joins the texts; the reader refuses it in a field, so no text holds it
 _NOT_IN_A_FIELD = (b"\t", b"\r", b"\n", b"\x00")  # and space, counted apart
 _U64 = np.uint64
@@ -110,23 +112,26 @@ def _encoded(text: str, pieces: int, spaces: int) -> tuple[bytes, np.ndarray] | 
     return data, np.diff(cuts, prepend=-1, append=len(data)) - 1
 
 
-def _around(data: bytes, lengths: np.ndarray, blocks: list, n: int) -> bytes:
+def _around(data: bytes, lengths: np.ndarray, blocks: list, n: int) -> bytearray:
     """The texts of ``data`` (their ``lengths``, k a row, joined by SEPARATOR) with ``blocks``
-    put after each row's texts, block j after text j: every byte placed by one mask."""
+    put after each row's texts, block j after text j: one copy of each piece by the kernel's
+    gather, text i then its row's block j, from ``data`` and the blocks laid out after it."""
     k = len(lengths) // n
-    widths = [len(b) if isinstance(b, bytes) else b.shape[1] for b in blocks]
-    fixed = np.empty((n, sum(widths)), dtype=np.uint8)
+    widths = np.array([len(b) if isinstance(b, bytes) else b.shape[1] for b in blocks])
+    fixed = np.empty((n, int(widths.sum())), dtype=np.uint8)
     for block, end, width in zip(blocks, np.cumsum(widths), widths):
         fixed[:, end - width:end] = np.frombuffer(block, dtype=np.uint8) \
             if isinstance(block, bytes) else block
-    spans = np.empty((n, 2 * k), dtype=np.int64)
-    spans[:, 0::2] = lengths.reshape(n, k)
-    spans[:, 1::2] = widths
-    placed = np.repeat(np.tile(np.array([False, True]), k * n), spans.ravel())
-    out = np.empty(len(placed), dtype=np.uint8)
-    out[placed] = fixed.ravel()
-    out[~placed] = np.frombuffer(data.replace(SEPARATOR.encode(), b""), dtype=np.uint8)
-    return out.tobytes()
+    starts = np.empty(2 * n * k, dtype=np.int64)
+    starts[0::2] = np.cumsum(lengths + 1) - lengths - 1  # text i, after i separators
+    starts[1::2] = (len(data) + np.arange(n)[:, None] * fixed.shape[1]
+                    + (np.cumsum(widths) - widths)).ravel()  # its row's block j
+    lens = np.empty(2 * n * k, dtype=np.int32)
+    lens[0::2] = lengths
+    lens[1::2] = np.tile(widths, n)
+    out = bytearray()
+    _kernel.extend(out, data + fixed.tobytes(), starts, lens)
+    return out
 
 
 def int_block(values: list[int]) -> np.ndarray | None:
