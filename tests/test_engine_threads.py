@@ -55,3 +55,43 @@ def test_pieces_on_a_pool_come_back_in_order_and_few_at_a_time():
                                lambda i: (started.append(i), failing(i))[1], 2):
             got.append(value)
     assert got == [0, 1, 2, 3, 4] and max(started) < 10
+
+
+_BLAS_AT_START = """
+import os, sys
+import click
+invoke = click.Context.invoke
+def shown(self, *args, **kwargs):
+    if self.parent is not None:  # the command's own callback: numpy loaded, no rpp thread yet
+        print(os.environ.get("OPENBLAS_NUM_THREADS"), len(os.listdir("/proc/self/task")))
+        sys.exit(0)
+    return invoke(self, *args, **kwargs)
+click.Context.invoke = shown
+sys.argv[0] = "rpp"
+from rpp_cli.__main__ import run
+run()
+"""
+
+
+@pytest.mark.parametrize("chosen", [None, "2"])
+def test_the_command_runs_one_blas_thread_unless_the_user_chose(chosen):
+    """The ``rpp`` command's OpenBLAS runs one thread (no thread of its own beside the main
+    one) where no BLAS setting is in the environment: more would spin as numpy loads, about
+    0.1 s of CPU at every start; a user's own setting is kept (two threads where OpenBLAS
+    sees two cores or more: it uses no more threads than it sees cores)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import DEMO
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
+    want = "1 1"
+    if chosen is not None:
+        env["OPENBLAS_NUM_THREADS"] = chosen
+        want = f"2 {min(2, len(os.sched_getaffinity(0)))}"
+    res = subprocess.run([sys.executable, "-c", _BLAS_AT_START, "eval", str(DEMO / "qrels"),
+                          str(DEMO / "runs" / "bm25")], capture_output=True, env=env,
+                         timeout=60)
+    assert (res.returncode, res.stdout.decode().strip()) == (0, want), res.stderr.decode()
