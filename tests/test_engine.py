@@ -94,6 +94,51 @@ def test_a_killed_worker_process_is_an_error_naming_it():
     assert time.monotonic() - start < 5
 
 
+_SET_UP_FAILS = """
+import os, sys
+import rpp_cli.engine.processes as processes
+from rpp_cli.engine import Processes
+def short(parent):
+    raise MemoryError("no room to start")
+processes._die_with = short
+me = os.getpid()
+try:
+    if sys.argv[1] == "imap":
+        list(Processes(2).imap(abs, list(range(10))))
+    else:
+        Processes(2).write_ordered(lambda x: b"shard", list(range(10)), 1)
+except MemoryError as err:
+    print("raised", err, os.getpid() == me, flush=True)
+os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("how", ["imap", "write_ordered"])
+def test_a_worker_whose_set_up_fails_never_returns_into_the_parents_code(how):
+    """Out of memory as a forked worker sets itself up (under ``ulimit -v``, loading ctypes
+    can fail) is the parent's error for a shard; the worker ends there. It used to return
+    from the fork into the parent's code and run the command on beside it (a second output,
+    CPython's "Fatal Python error", or a parent waiting for ever)."""
+    res = subprocess.run([sys.executable, "-c", _SET_UP_FAILS, how], capture_output=True,
+                         timeout=60)
+    assert (res.returncode, res.stdout) == (0, b"raised no room to start True\n"), res.stderr
+
+
+def test_out_of_memory_as_a_worker_starts_is_rpps_one_line():
+    """The same fault under the command: out of memory's one line and status 2."""
+    demo = ROOT / "fixtures" / "demo"
+    script = ("import sys\nsys.argv[0] = 'rpp'\nimport rpp_cli.engine.processes as p\n"
+              "def short(parent):\n    raise MemoryError('no room to start')\n"
+              "p._die_with = short\nfrom rpp_cli.__main__ import run\nrun()\n")
+    res = subprocess.run([sys.executable, "-c", script, "eval", "-j", "2", "-q",
+                          demo / "qrels", *(demo / "runs" / r for r in ("bm25", "splade"))],
+                         capture_output=True, timeout=60,
+                         env={**os.environ, "RPP_SHARD_QUERIES": "3"})
+    errors = [line for line in res.stderr.decode().splitlines() if "note:" not in line]
+    assert (res.returncode, res.stdout) == (2, b"")
+    assert len(errors) == 1 and errors[0].startswith("rpp: out of memory: "), errors
+
+
 def _engine_inside(x: int) -> tuple[str, list[int]]:
     """The engine a shard meets where it runs, and work it shards itself."""
     return type(current()).__name__, list(current().imap(_square, [x, x + 1]))

@@ -248,21 +248,29 @@ def _fork_worker(fn: Callable, shards: Sequence, fd: int | None = None
 def _serve(fn: Callable, shards: Sequence, fd: int | None, child: Connection,
            others: list[Connection], mask, parent: int) -> None:
     """A worker's life: shard indexes in, results (or a sink worker's writes) out, until
-    the parent closes its end; ends with ``os._exit``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    for conn in others:
-        conn.close()
-    _die_with(parent)
-    base._ENGINE[:] = [Inline()]  # work a shard itself shards runs here, inline
+    the parent closes its end; ends with ``os._exit``, whatever is raised, so that a worker
+    never returns into the parent's code. An error of its set-up (out of memory, mostly) is
+    the reply to its first shard."""
     status = 0
     made: dict[int, bytes] = {}  # a sink worker's shards, made and not yet written
     try:
+        broken: BaseException | None = None
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            for conn in others:
+                conn.close()
+            _die_with(parent)
+            base._ENGINE[:] = [Inline()]  # work a shard itself shards runs here, inline
+        except BaseException as err:  # noqa: BLE001 - the parent raises it for a shard
+            broken = err
         while True:
             i = child.recv()
             if i is None:
                 break
             try:
+                if broken is not None:
+                    raise broken
                 if i < 0:  # a sink worker's turn to write shard -1 - i
                     i = -1 - i
                     write_all(functools.partial(os.write, fd), made.pop(i))
