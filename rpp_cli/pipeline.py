@@ -19,6 +19,7 @@ from .engine.threads import side_by_side
 from .errors import InputError, number
 from .io.identity import check_inputs
 from .io.qrels import SubtopicQrels, read_qrels, read_subtopic_qrels
+from .core import memory
 from .core.table import split, split_stream
 from .measures import pytrec_adapter
 from .measures import (ALL_QUERIES, DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure,
@@ -256,7 +257,7 @@ def libraries_first(measures: list[Measure], statistics: bool = False) -> None:
     import numpy.random  # noqa: F401 - the draws of tests, intervals and meta's samples
 
     if statistics:
-        import scipy.special  # noqa: F401 - the distributions of rpp_cli.stats
+        memory.load_scipy_special()  # the distributions of rpp_cli.stats (never a spin)
     if any(m.trec is not None for m in measures):
         pytrec_adapter.load_library()
 

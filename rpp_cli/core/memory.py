@@ -84,6 +84,27 @@ def take_blas_buffer() -> None:
     square @ square
 
 
+# What importing scipy.special maps (measured under rpp with scipy 1.17: 67 MB, 72 MB with
+# the user's own MALLOC_ settings): its own OpenBLAS (24 MB) and that library's buffer among it.
+SCIPY_SPECIAL_BYTES = 72 << 20
+
+
+def load_scipy_special() -> None:
+    """``import scipy.special`` (rpp_cli.stats's distributions); under an address-space limit
+    only once what it maps can be mapped, else MemoryError. scipy's wheel bundles an OpenBLAS
+    of its own (0.3.30 with scipy 1.17) whose constructor, as the library loads, asks for its
+    32 MB buffer (mmap, then malloc) and, given neither, asks again forever: no error, no exit
+    (numpy's OpenBLAS, 0.3.31, gives up and calls exit(1), which :func:`end_library_exits`
+    catches). Where the library fits and its buffer does not, rpp would spin at full CPU
+    inside the import until killed."""
+    import sys
+
+    if ("scipy.special" not in sys.modules and address_space_limited()
+            and short_of_memory(SCIPY_SPECIAL_BYTES)):
+        raise MemoryError(f"no room for scipy.special ({SCIPY_SPECIAL_BYTES >> 20} MB)")
+    import scipy.special  # noqa: F401
+
+
 def address_space_limited() -> bool:
     """Whether mmap can fail for want of memory here: a finite ``ulimit -v`` or ``-d``, or the
     kernel's strict overcommit (elsewhere the kernel maps, and kills when pages run out)."""
@@ -133,11 +154,12 @@ def exhausted() -> bool:
 
 def short_of_memory(size: int = _PROBE_BYTES) -> bool:
     """Whether ``size`` bytes cannot be mapped now (asked after a failure, to name its cause;
-    mmap loads here, so that this module loads with the least)."""
+    mmap loads here, so that this module loads with the least). A private mapping, as a
+    library's own: a ``ulimit -d`` (RLIMIT_DATA) counts it, not a shared one."""
     try:
         import mmap
 
-        mmap.mmap(-1, size).close()
+        mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE).close()
     except (ImportError, OSError, MemoryError, ValueError):
         return True
     return False

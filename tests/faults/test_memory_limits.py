@@ -257,6 +257,33 @@ def test_a_library_exit_with_memory_to_spare_is_an_internal_error():
     assert res.stderr.decode().splitlines()[-1].startswith("rpp: internal error")
 
 
+_SHORT_AS_THE_COMMAND_STARTS = """
+import resource
+def fault():
+    limit, counted = {"as": (resource.RLIMIT_AS, "VmSize"),
+                      "data": (resource.RLIMIT_DATA, "VmData")}[KIND]
+    with open("/proc/self/status") as status:
+        used = next(int(l.split()[1]) for l in status if l.startswith(counted + ":")) * 1024
+    resource.setrlimit(limit, (used + EXTRA, resource.getrlimit(limit)[1]))
+""" + IN_THE_COMMAND
+
+
+@pytest.mark.parametrize("kind", ["as", "data"])
+def test_scipys_openblas_without_room_for_its_buffer_is_out_of_memory(kind):
+    """scipy's wheel bundles an OpenBLAS of its own whose constructor, as scipy.special loads
+    (a check's statistics), asks for its 32 MB buffer by mmap, then malloc, and, given
+    neither, asks again forever (0.3.30: no "giving up", no exit): a ``ulimit -v`` (or ``-d``)
+    with room for the library and not for its buffer had ``rpp check`` spin at full CPU until
+    killed. The limit is set as the command starts, some MB above what is used then, with the
+    user's own malloc setting (so no free heap takes the malloc): every outcome ends, the
+    command's own or out of memory."""
+    for extra in range(8 * MB, 88 * MB, 8 * MB):
+        code = _SHORT_AS_THE_COMMAND_STARTS.replace("KIND", repr(kind)).replace(
+            "EXTRA", str(extra))
+        res = _injected(code, COMMANDS["check-fail"], MALLOC_TOP_PAD_="131072")
+        _fits_or_out_of_memory(res, "check-fail")
+
+
 def test_a_worker_process_that_cannot_start_is_out_of_memory():
     """fork() failing (EAGAIN, as BlockingIOError; ENOMEM) for ``-j 2``'s worker processes is
     out of memory, not "cannot write output"."""
