@@ -34,6 +34,12 @@ LOADING_OUT_OF_MEMORY = (b"rpp: out of memory: loading its modules (Python's, nu
                          b"scipy's) needs more than this process may use (ulimit -v, a "
                          b"container's limit)\n")
 
+# Under a limit, loading that has not ended after this long never will: CPython 3.11's import
+# lock, left held where a MemoryError struck inside importlib, has the next import wait on it
+# for ever (seen: `rpp --help` about 81 MB above what Python used at start). Loading takes
+# well under a second.
+LOADING_SECONDS = 60
+
 _memory: ModuleType | None = None  # rpp_cli/core/memory.py, once loaded
 _cli: ModuleType | None = None  # rpp_cli/cli.py, once loaded whole
 _stderr = [2]  # where rpp's last line goes: fd 2, or the real one while fd 2 is held
@@ -100,9 +106,10 @@ def _load_memory() -> ModuleType:
 
 def _load_cli(limited: bool) -> ModuleType:
     """rpp_cli/cli.py, loaded with fd 2 held back and, under an address-space limit
-    (``limited``), Ctrl-C noted, not acted on, and OpenBLAS's buffer taken: OpenBLAS short of
-    memory as numpy loads or maps its buffer says so on fd 2, then exits or raises SIGINT (its
-    threads); either is rpp's one line instead.
+    (``limited``), Ctrl-C noted, not acted on, OpenBLAS's buffer taken, and loading stuck
+    past LOADING_SECONDS out of memory: OpenBLAS short of memory as numpy loads or maps its
+    buffer says so on fd 2, then exits or raises SIGINT (its threads); either is rpp's one
+    line instead.
     Anything else written is passed on after, and the user's own Ctrl-C then ends rpp as
     SIGINT's default does."""
     assert _memory is not None
@@ -114,11 +121,17 @@ def _load_cli(limited: bool) -> ModuleType:
     failure: BaseException | None = None
     try:
         with _held_stderr(written):
+            if limited:
+                alarm = signal.signal(signal.SIGALRM, lambda _signum, _frame: _out_of_memory())
+                signal.alarm(LOADING_SECONDS)
             try:
                 from . import cli
                 if limited:
                     _memory.take_blas_buffer()
             finally:
+                if limited:
+                    signal.alarm(0)
+                    signal.signal(signal.SIGALRM, alarm)
                 if note:
                     signal.signal(signal.SIGINT, signal.SIG_DFL)
     except BaseException as err:  # noqa: BLE001 - decided below, the user's Ctrl-C first

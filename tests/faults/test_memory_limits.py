@@ -284,6 +284,32 @@ def test_scipys_openblas_without_room_for_its_buffer_is_out_of_memory(kind):
         _fits_or_out_of_memory(res, "check-fail")
 
 
+_LOADING_STUCK = """
+import sys, threading
+import rpp_cli.__main__ as entry
+entry.LOADING_SECONDS = 1
+class Stuck:
+    def find_spec(self, name, path=None, target=None):
+        if name == "rpp_cli.cli":  # as an import lock left held waits: for ever
+            lock = threading.Lock()
+            lock.acquire()
+            lock.acquire()
+sys.meta_path.insert(0, Stuck())
+sys.argv[0] = "rpp"
+entry.run()
+"""
+
+
+def test_loading_stuck_under_a_limit_is_out_of_memory():
+    """CPython 3.11's import lock, left held where a MemoryError struck inside importlib, has
+    the next import wait for ever (``rpp --help`` about 81 MB above what Python used at
+    start hung so): under a limit, loading that has not ended after LOADING_SECONDS is out
+    of memory's loading line, status 2. The wait is made here by an import that never ends."""
+    res = _limited([sys.executable, "-c", _LOADING_STUCK, "--help"], CEILING)
+    assert (res.returncode, res.stdout) == (2, b""), res.stderr
+    assert _out_of_memory(res).startswith(STARTING)
+
+
 def test_a_worker_process_that_cannot_start_is_out_of_memory():
     """fork() failing (EAGAIN, as BlockingIOError; ENOMEM) for ``-j 2``'s worker processes is
     out of memory, not "cannot write output"."""
