@@ -124,21 +124,6 @@ def test_a_worker_whose_set_up_fails_never_returns_into_the_parents_code(how):
     assert (res.returncode, res.stdout) == (0, b"raised no room to start True\n"), res.stderr
 
 
-def test_out_of_memory_as_a_worker_starts_is_rpps_one_line():
-    """The same fault under the command: out of memory's one line and status 2."""
-    demo = ROOT / "fixtures" / "demo"
-    script = ("import sys\nsys.argv[0] = 'rpp'\nimport rpp_cli.engine.processes as p\n"
-              "def short(parent):\n    raise MemoryError('no room to start')\n"
-              "p._die_with = short\nfrom rpp_cli.__main__ import run\nrun()\n")
-    res = subprocess.run([sys.executable, "-c", script, "eval", "-j", "2", "-q",
-                          demo / "qrels", *(demo / "runs" / r for r in ("bm25", "splade"))],
-                         capture_output=True, timeout=60,
-                         env={**os.environ, "RPP_SHARD_QUERIES": "3"})
-    errors = [line for line in res.stderr.decode().splitlines() if "note:" not in line]
-    assert (res.returncode, res.stdout) == (2, b"")
-    assert len(errors) == 1 and errors[0].startswith("rpp: out of memory: "), errors
-
-
 def _engine_inside(x: int) -> tuple[str, list[int]]:
     """The engine a shard meets where it runs, and work it shards itself."""
     return type(current()).__name__, list(current().imap(_square, [x, x + 1]))

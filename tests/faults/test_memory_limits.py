@@ -285,7 +285,7 @@ def test_scipys_openblas_without_room_for_its_buffer_is_out_of_memory(kind):
 
 
 _LOADING_STUCK = """
-import sys, threading
+import threading
 import rpp_cli.__main__ as entry
 entry.LOADING_SECONDS = 1
 class Stuck:
@@ -295,8 +295,6 @@ class Stuck:
             lock.acquire()
             lock.acquire()
 sys.meta_path.insert(0, Stuck())
-sys.argv[0] = "rpp"
-entry.run()
 """
 
 
@@ -305,9 +303,21 @@ def test_loading_stuck_under_a_limit_is_out_of_memory():
     the next import wait for ever (``rpp --help`` about 81 MB above what Python used at
     start hung so): under a limit, loading that has not ended after LOADING_SECONDS is out
     of memory's loading line, status 2. The wait is made here by an import that never ends."""
-    res = _limited([sys.executable, "-c", _LOADING_STUCK, "--help"], CEILING)
+    res = _injected(_LOADING_STUCK, ["--help"])
     assert (res.returncode, res.stdout) == (2, b""), res.stderr
     assert _out_of_memory(res).startswith(STARTING)
+
+
+def test_out_of_memory_as_a_worker_starts_is_rpps_one_line():
+    """Out of memory as a forked worker sets itself up (loading ctypes for its parent-death
+    signal can fail under a limit) is the one line and status 2, not a worker that runs the
+    command on beside rpp (tests/test_engine.py has the engine's side)."""
+    short = "import rpp_cli.engine.processes as p\ndef short(parent):\n" \
+            "    raise MemoryError('no room to start')\np._die_with = short\n"
+    res = _injected(short, COMMANDS["eval"][:1] + ["-q"] + COMMANDS["eval"][1:],
+                    RPP_SHARD_QUERIES="3")
+    _out_of_memory(res, "eval")
+    assert res.stdout == b""
 
 
 def test_a_worker_process_that_cannot_start_is_out_of_memory():
