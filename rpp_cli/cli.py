@@ -157,37 +157,9 @@ def _interrupt(signum, frame) -> None:
     its temporary folder is removed here: the close that would remove it is skipped)."""
     engine = sys.modules.get("rpp_cli.engine")
     if engine is not None and getattr(engine.current(), "on_this_machine", False):
-        _kill_children()
         engine.abandon()
         _end_interrupted()
     raise _Interrupted()
-
-
-def _kill_children() -> None:
-    """SIGKILL every child process of rpp (Linux's /proc; elsewhere none are found) and reap
-    them, so that none outlives an exit that skips the cluster's close, not even as a zombie."""
-    me = str(os.getpid())
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return
-    killed = []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-            if fields[1].decode() == me:  # the parent's pid
-                os.kill(int(entry), signal.SIGKILL)
-                killed.append(int(entry))
-        except (OSError, IndexError, ValueError):
-            continue
-    for pid in killed:
-        try:
-            os.waitpid(pid, 0)
-        except OSError:  # reaped already (a thread of rpp's waited for it)
-            pass
 
 
 def _end(line: str | None, status: int) -> NoReturn:

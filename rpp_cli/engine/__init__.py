@@ -170,7 +170,7 @@ def session(jobs: int, dask: str | None = None,
 
 
 def abandon() -> None:
-    """Undo what the engine left on disk (a local cluster's temporary folder), for an exit
-    that skips its close: Ctrl-C's, once the workers are killed."""
+    """End what the engines started on this machine (a local cluster: its workers and its
+    temporary folder), for an exit that skips their close: Ctrl-C's."""
     for engine in _ENGINE:
         getattr(engine, "abandon", lambda: None)()

@@ -98,15 +98,18 @@ class DaskEngine:
         return progress(out, label, length=len(futures)) if label else out
 
     def abandon(self) -> None:
-        """Remove the cluster's temporary folder, for an exit that skips the cluster's close
-        (Ctrl-C's, once the workers are killed)."""
+        """End a local cluster at once, for an exit that skips its close (Ctrl-C's): its
+        nannies restart no worker from here on (they would fork new ones, which write their
+        folders into the removed one and outlive rpp), every child of rpp is killed, and the
+        cluster's temporary folder is removed."""
         if self.scratch is None:
             return
-        for _ in range(50):  # the in-process nannies may still add a restarted worker's folder
-            shutil.rmtree(self.scratch, ignore_errors=True)
-            if not os.path.exists(self.scratch):
-                return
-            time.sleep(0.01)
+        from distributed.core import Status
+
+        for nanny in getattr(self.client.cluster, "workers", {}).values():
+            nanny.status = Status.closing  # a closing nanny restarts no worker that ends
+        _kill_children()
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     def _gather(self, futures: list) -> Iterator:
         from distributed.scheduler import KilledWorker
@@ -224,6 +227,33 @@ def _descriptors(n: int, stack: ExitStack, named: str) -> None:
                          f"+ {FDS_PER_WORKER} a worker), more than the limit of {top} "
                          f"(ulimit -n): {hint}") from None
     stack.callback(resource.setrlimit, resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _kill_children() -> None:
+    """SIGKILL every child process of rpp (Linux's /proc; elsewhere none are found) and reap
+    them, so that none outlives an exit that skips the cluster's close, not even as a zombie."""
+    me = str(os.getpid())
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    killed = []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            if fields[1].decode() == me:  # the parent's pid
+                os.kill(int(entry), signal.SIGKILL)
+                killed.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    for pid in killed:
+        try:
+            os.waitpid(pid, 0)
+        except OSError:  # reaped already (a thread of rpp's waited for it)
+            pass
 
 
 def _scratch(dask: Any, stack: ExitStack) -> str:
