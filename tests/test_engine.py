@@ -548,6 +548,13 @@ def big_collection(tmp_path_factory) -> list[str]:
     return [str(tmp_path / "qrels"), *sorted(str(p) for p in (tmp_path / "runs").iterdir())]
 
 
+@pytest.fixture(scope="module")
+def big_plain(big_collection) -> subprocess.CompletedProcess:
+    """``rpp eval -q -j 1`` on the big collection: what every way of running it must print."""
+    return subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-q", "-j", "1",
+                           *big_collection], capture_output=True, timeout=120)
+
+
 def _children(pid: int) -> list[int]:
     """Processes whose parent is ``pid`` (from /proc/*/stat: every Linux kernel has it)."""
     kids = []
@@ -633,33 +640,28 @@ def test_ctrl_c_to_rpp_on_a_local_dask_cluster_ends_it_and_the_cluster_with_130(
 
 
 @pytest.mark.slow
-def test_a_ctrl_c_that_reaches_only_a_dask_worker_changes_nothing(big_collection):
+def test_a_ctrl_c_that_reaches_only_a_dask_worker_changes_nothing(big_collection, big_plain):
     """The local cluster's workers leave Ctrl-C to rpp: SIGINT sent to one of them alone
     (a worker that took it would die, and rpp would end with 'worker died') changes no byte
     of the output."""
-    plain = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-q", "-j", "1",
-                            *big_collection], capture_output=True, timeout=120)
     proc, kids = _blocked_with_workers(big_collection, "--dask", "local:2")
     for kid in kids:
         os.kill(kid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    assert (proc.returncode, err) == (0, plain.stderr)
-    assert out == plain.stdout and len(out) > 1_000_000
+    assert (proc.returncode, err) == (0, big_plain.stderr)
+    assert out == big_plain.stdout and len(out) > 1_000_000
 
 
 @pytest.mark.slow
-def test_started_with_ctrl_c_ignored_rpp_ignores_it(big_collection):
+def test_started_with_ctrl_c_ignored_rpp_ignores_it(big_collection, big_plain):
     """``rpp ... &`` in a script or under nohup starts with SIGINT ignored: like any program,
     rpp leaves it so and its workers run on; the output is what a plain run writes."""
-    env = {**os.environ, "RPP_SHARD_QUERIES": "1"}
-    plain = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-q", "-j", "2",
-                            *big_collection], capture_output=True, env=env, timeout=120)
     proc, _ = _blocked_with_workers(
         big_collection, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    assert (proc.returncode, err) == (0, plain.stderr)
-    assert out == plain.stdout and len(out) > 1_000_000
+    assert (proc.returncode, err) == (0, big_plain.stderr)
+    assert out == big_plain.stdout and len(out) > 1_000_000
 
 
 def test_without_the_dask_extra_dask_is_a_one_line_error(tmp_path, monkeypatch):
@@ -699,17 +701,14 @@ def test_a_worker_dead_before_its_next_shard_is_an_error_naming_it():
 
 
 @pytest.mark.slow
-def test_a_local_dask_cluster_is_quiet_and_exact(big_collection, dask_engine):
+def test_a_local_dask_cluster_is_quiet_and_exact(big_collection, big_plain, dask_engine):
     """``--dask local:2 -Q`` in a real process, while another cluster (the module's) holds
     Dask's usual ports: nothing on stderr (Dask's warnings about busy ports or large task
     graphs are not rpp's notes), and what -j 1 prints."""
-    def run(*flags: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-Q", "-q", *flags,
-                               *big_collection], capture_output=True, text=True, timeout=300)
-
-    local, dask = run("-j", "1"), run("--dask", "local:2")
-    assert dask.returncode == 0 and dask.stderr == ""
-    assert dask.stdout == local.stdout and local.stdout.count("\n") > 10_000
+    dask = subprocess.run([sys.executable, "-m", "rpp_cli", "eval", "-Q", "-q", "--dask",
+                           "local:2", *big_collection], capture_output=True, timeout=300)
+    assert dask.returncode == 0 and dask.stderr == b""
+    assert dask.stdout == big_plain.stdout and big_plain.stdout.count(b"\n") > 10_000
 
 
 @pytest.mark.slow

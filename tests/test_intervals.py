@@ -213,6 +213,7 @@ def scipy_wilcoxon(d: np.ndarray) -> float:
                                               alternative="two-sided", axis=-1).pvalue)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [
     [2, -1, 0],
     [1, 1, -1, 2, 0, 0, -3],
