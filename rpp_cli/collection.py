@@ -125,7 +125,8 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
     qpos = {q: i for i, q in enumerate(qids)}
     evaluated = np.array([qpos[q] for q in evaluated_qids], dtype=np.int64)
     docs = qrels.dictionary()  # codes 0..J-1 of the judgments, keyed by place in qids
-    judged_grade = qrels.grade
+    judged_grade, qrels_path, graded = qrels.grade, qrels.path, len(qrels.grade)
+    del qrels  # the judgments' docnos live on in ``docs`` alone, unless the caller holds them
     subtopic_item = None
     if subtopics is not None:  # items judged only in the subtopic qrels are judged too
         sub = subtopics.overall
@@ -134,7 +135,7 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
         rows = np.flatnonzero(sub_q >= 0)
         subtopic_item = docs.add(sub.docno.take(rows), sub_q[rows])[
             subtopics.subtopic_relevant[rows]]
-        judged_grade = np.concatenate((judged_grade, np.full(len(docs) - len(qrels.grade),
+        judged_grade = np.concatenate((judged_grade, np.full(len(docs) - graded,
                                                              np.nan)))
     n_judged = len(docs)
     judged_query = docs.keys()  # an array of its own
@@ -152,11 +153,12 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
 
     def read(r: int) -> tuple[LoadedRun, float | None]:
         """Run r read and joined, its items' ranks in ranks[r] (in the reading threads)."""
-        run = load_run(r, len(run_paths), run_paths[r], qpos, coder, options.dedup, qrels.path,
+        run = load_run(r, len(run_paths), run_paths[r], qpos, coder, options.dedup, qrels_path,
                        options.max_docs, per_run)
         return run, _place_items(run.rows, len(qids), n_judged, item_of_doc, ranks[r])
 
     read_runs = map_ordered(read, len(run_paths), readers, label="reading runs")
+    item_of_doc = None  # (``read`` sees it: its work is done)
     release_free_memory()  # what the runs' joins freed: what follows would not reuse it all
     loaded = [run for run, _ in read_runs]
     run_names = name_runs(loaded, options.names, options.names_from)
@@ -208,6 +210,7 @@ def corpus_sizes(code_query: list[np.ndarray], run_docs: list[np.ndarray],
 
 
 COUNT_CHUNK = 1 << 22  # codes counted at once by corpus_sizes
+ITEM_BLOCK = 1 << 18  # items whose docnos _items ranks at once (whole queries)
 
 
 def _place_items(rows: RunRows, n_queries: int, n_judged: int, item_of_doc: np.ndarray,
@@ -274,22 +277,38 @@ def _judged_notes(shares: list[tuple[str, float | None]]) -> list[str]:
 
 
 def _item_grades(judged_grade: np.ndarray, item_doc: np.ndarray) -> np.ndarray:
-    """Main-qrels grade of each item; 0 for items judged in the subtopic qrels only."""
-    return np.nan_to_num(judged_grade[item_doc], nan=0.0)
+    """Main-qrels grade of each item; 0 for items judged in the subtopic qrels only (NaN
+    there; a grade is finite), set in place: no second array as long as the items."""
+    grades = judged_grade[item_doc]
+    grades[np.isnan(grades)] = 0.0
+    return grades
 
 
 def _items(docs: JudgedIndex, judged_query: np.ndarray, judged_grade: np.ndarray,
            level: float | None, subtopic_item: np.ndarray | None) -> np.ndarray:
     """Codes of the items: judged relevant in the main qrels (or relevant to a subtopic),
-    grouped by query and, within one, in byte order of the docno."""
+    grouped by query and, within one, in byte order of the docno. Ranked a block of whole
+    queries at a time (ITEM_BLOCK items or so), so that only a block's docnos are held beside
+    the judgments; where a query's codes are not together (items judged only in the subtopic
+    qrels come after all others), in one block."""
     is_item = relevant(np.nan_to_num(judged_grade, nan=0.0), level)
     if subtopic_item is not None:
         is_item[subtopic_item] = True
     codes = np.flatnonzero(is_item)
+    del is_item
     query = judged_query[codes]
-    names = docs.column(codes)  # one buffer: no bytes object per item
-    order = rank_rows(names, query, np.zeros(len(codes)),
-                      int(query.max(initial=-1)) + 1)[::-1]  # by query, docno ascending
+    starts = np.flatnonzero(np.diff(query)) + 1  # where a stretch of one query starts
+    cuts = np.zeros(0, dtype=np.int64)  # where a block starts: a query's first item
+    if len(np.unique(query)) == len(starts) + 1:  # each query's items together
+        at = np.searchsorted(starts, np.arange(ITEM_BLOCK, len(codes), ITEM_BLOCK))
+        cuts = np.unique(starts[at[at < len(starts)]])
+    order = np.empty(len(codes), dtype=np.int64)
+    n_queries = int(query.max(initial=-1)) + 1
+    for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(codes)]):
+        names = docs.column(codes[lo:hi])  # one buffer: no bytes object per item
+        order[lo:hi] = lo + rank_rows(names, query[lo:hi], np.zeros(hi - lo),
+                                      n_queries)[::-1]  # by query, docno ascending
+    del names
     pick = order[np.argsort(query[order], kind="stable")]
     return codes[pick]
 

@@ -18,7 +18,7 @@ from .engine import Processes, current
 from .engine.threads import side_by_side
 from .errors import InputError, number
 from .io.identity import check_inputs
-from .io.qrels import SubtopicQrels, read_qrels, read_subtopic_qrels
+from .io.qrels import Qrels, SubtopicQrels, read_qrels, read_subtopic_qrels
 from .core import memory
 from .core.table import split, split_stream
 from .measures import pytrec_adapter
@@ -126,19 +126,28 @@ def load(qrels_path: str | None, run_paths: list[str], options: Options,
                      f"ids {are} one number "
                      f"(query {qid}: '{a}' and '{b}'): distinct subtopics here, one to ndeval "
                      "(rpp ndeval merges them)")
-    qrels = read_qrels(qrels_path, notes, options.jobs) if qrels_path is not None \
-        else subtopics.overall
-    if qrels_path is not None and qrels.repeated:
-        notes.append(f"{qrels_path}: {counted(qrels.repeated, 'line judges', 'lines judge')} a "
-                     "(query, docno) pair judged on an earlier line: each pair keeps its "
-                     "largest grade (trec_eval refuses such qrels); subtopic qrels (qid "
-                     "subtopic docno grade) go with --subtopics")
-    coll = encode(qrels, run_paths, options, notes, subtopics, across_runs=across_runs,
-                  need_relevant=need_relevant)
+    # (handed straight to encode, which then holds the only reference: the judgments' docnos
+    # are freed once it has made the items' own)
+    coll = encode(_qrels(qrels_path, subtopics, options, notes), run_paths, options, notes,
+                  subtopics, across_runs=across_runs, need_relevant=need_relevant)
     if subtopics is not None and qrels_path is not None:
         notes.extend(_unshared_subtopics(subtopics, coll, qrels_path))
         notes.extend(_subtopic_only_note(subtopics, coll, qrels_path))
     return coll
+
+
+def _qrels(path: str | None, subtopics: SubtopicQrels | None, options: Options,
+           notes: list[str]) -> Qrels:
+    """The qrels at ``path`` (a note if lines repeat a pair), or the subtopic qrels' own."""
+    if path is None:
+        return subtopics.overall
+    qrels = read_qrels(path, notes, options.jobs)
+    if qrels.repeated:
+        notes.append(f"{path}: {counted(qrels.repeated, 'line judges', 'lines judge')} a "
+                     "(query, docno) pair judged on an earlier line: each pair keeps its "
+                     "largest grade (trec_eval refuses such qrels); subtopic qrels (qid "
+                     "subtopic docno grade) go with --subtopics")
+    return qrels
 
 
 def _unshared_subtopics(subtopics: SubtopicQrels, coll: Collection, qrels_path: str

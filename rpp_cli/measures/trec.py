@@ -76,7 +76,7 @@ def plan_passes(wanted: list[tuple[TrecRequest, int]]) -> tuple[list[Pass], list
     return passes, where
 
 
-TREC_SHARD_WORK = 1 << 18  # a shard's rows and judgments at most: a worker holds pytrec_eval's
+TREC_SHARD_WORK = 1 << 17  # a shard's rows and judgments at most: a worker holds pytrec_eval's
 # copy of them (some 50 bytes a judgment, more a row) and their dicts a batch at a time
 
 
@@ -98,10 +98,11 @@ def trec_shards(judged, runs: list, release: str = LATEST) -> tuple[np.ndarray, 
     judged codes, and each run's rows of those queries in trec_eval ``release``'s order
     (9.0.8 ranks by scores cast to C float: the runs' ``trec_doc``; 10.0 by the doubles, as
     rpp does)."""
-    by_query = np.argsort(judged.query, kind="stable")
+    index = np.int32 if len(judged.query) < 1 << 31 else np.int64  # (half of int64's bytes)
+    by_query = np.argsort(judged.query, kind="stable").astype(index)
     judged_bounds = np.searchsorted(judged.query[by_query], np.arange(len(judged.qids) + 1))
-    slot = np.empty(len(by_query), dtype=np.int64)  # code -> its place in by_query
-    slot[by_query] = np.arange(len(by_query))
+    slot = np.empty(len(by_query), dtype=index)  # code -> its place in by_query
+    slot[by_query] = np.arange(len(by_query), dtype=index)
     run_bounds = [r.bounds(len(judged.qids)) for r in runs]
     rows = sum(np.diff(b) for b in run_bounds)  # a shard holds its rows and its judgments
     work = np.asarray(rows, dtype=np.float64) + np.diff(judged_bounds) + 1.0
@@ -217,6 +218,7 @@ def compute(ctx, measures) -> None:
     # any shard, which would name its own
     known = coll.judged.grade[~np.isnan(coll.judged.grade)]
     whole = Compaction.of(np.maximum(np.trunc(known), -1).astype(np.int64))
+    del known  # (a copy of every grade: the passes peak without it)
     for p in passes:
         for req in p.requests:
             if not req.record.by_rpp(coll.trec_eval):

@@ -15,6 +15,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+import rpp_cli.collection as collection
 import rpp_cli.measures.pytrec_adapter as adapter
 from rpp_cli.collection import _items, encode
 from rpp_cli.engine import session
@@ -31,10 +32,14 @@ def heavy(tmp_path_factory):
     return qrels, small
 
 
-def test_relevant_items_docnos_are_one_buffer(heavy):
+@pytest.mark.parametrize("block", [None, 1, 997, 40_000])
+def test_relevant_items_docnos_are_one_buffer(heavy, monkeypatch, block):
     """Finding the relevant items peaks under 150 bytes an item (96 measured: the docnos'
     bytes, their offsets and lengths, the sort's index arrays); a bytes object per item
-    peaked at 361. The items come by query, then docno bytes, with their own docnos."""
+    peaked at 361. The items come by query, then docno bytes, with their own docnos, ranked
+    a block of whole queries at a time (ITEM_BLOCK: 1 item, a block of one query each)."""
+    if block is not None:
+        monkeypatch.setattr(collection, "ITEM_BLOCK", block)
     qrels = read_qrels(heavy[0])
     docs = qrels.dictionary()
     judged_query = docs.keys().copy()
@@ -49,6 +54,21 @@ def test_relevant_items_docnos_are_one_buffer(heavy):
     strings = docs.strings(codes)
     assert docs.column(codes).texts() == [s.decode() for s in strings]
     keys = list(zip(judged_query[codes].tolist(), strings))
+    assert keys == sorted(keys)
+
+
+@pytest.mark.parametrize("block", [None, 1, 997])
+def test_relevant_items_of_queries_apart_are_ranked_together(heavy, monkeypatch, block):
+    """Where a query's codes are not together (as items judged only in the subtopic qrels
+    come after the others), the items still come by query, then docno bytes."""
+    if block is not None:
+        monkeypatch.setattr(collection, "ITEM_BLOCK", block)
+    qrels = read_qrels(heavy[0])
+    docs = qrels.dictionary()
+    apart = np.arange(len(qrels.grade)) % 7  # each of 7 queries' codes spread over all
+    codes = _items(docs, apart, qrels.grade, None, None)
+    assert len(codes) == int((qrels.grade > 0).sum())
+    keys = list(zip(apart[codes].tolist(), docs.strings(codes)))
     assert keys == sorted(keys)
 
 
