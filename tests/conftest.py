@@ -41,6 +41,13 @@ PAPER = FIXTURES / "paper"
 DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
+def tiered(values, fast: int = 1) -> list:
+    """Parameters of which the first ``fast`` run in the fast tier and the rest only in the
+    whole suite (marked slow): a grid of seeds keeps a corner in the edit loop."""
+    return [v if i < fast else pytest.param(v, marks=pytest.mark.slow)
+            for i, v in enumerate(values)]
+
+
 def ctrl_c_as_from_a_terminal() -> None:
     """``preexec_fn`` of a child that a test sends SIGINT: it gets SIGINT's default, as from
     an interactive shell, whatever the test runner inherited (a script's background job, or

@@ -25,6 +25,10 @@ from rpp_cli.core import Column, Dictionary, _kernel
 
 from ..realistic import DOCNO_STYLES, _docnos
 
+# memory measured in fresh processes and on a million docnos: the full suite's, not the
+# edit loop's
+pytestmark = pytest.mark.slow
+
 KEYS, POOL, JUDGED, RUNS, DEPTH = 2000, 150, 90, 5, 100
 
 

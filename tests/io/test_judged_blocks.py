@@ -17,6 +17,7 @@ import pytest
 import rpp_cli.io.judged as judged
 from rpp_cli.io.qrels import read_qrels
 
+from ..conftest import tiered
 from .test_judged_index import qrels_and_reference, rows_to_code
 from .test_qrels_memory import heavy_qrels
 
@@ -37,7 +38,7 @@ def index_with_added_codes(tmp_path, seed: int):
     return qrels, index, docno
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", tiered(range(3)))
 @pytest.mark.parametrize("block", [1, 3, 64, judged.BLOCK_ROWS])
 @pytest.mark.parametrize("chunk", [1, 4, judged.CHUNK_ROWS])
 def test_column_and_strings_of_any_codes_a_block_at_a_time(tmp_path, monkeypatch, seed,

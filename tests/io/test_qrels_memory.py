@@ -22,6 +22,10 @@ from rpp_cli.collection import encode
 from rpp_cli.io.qrels import read_qrels
 from rpp_cli.io.runs import read_run
 
+# memory measured on 990,000 judgments, in fresh processes: the full suite's, not the edit
+# loop's
+pytestmark = pytest.mark.slow
+
 TITLES = ("Zürich", "São_Paulo", "Москва", "東京都")
 
 
@@ -72,7 +76,6 @@ def _traced(read, path) -> tuple[object, int, int]:
     return got, kept, peak
 
 
-@pytest.mark.slow
 def test_a_judgment_keeps_its_docno_bytes_and_ten_bytes(heavy):
     """Kept: docno bytes + 2 (length) + 8 (grade) bytes a judgment + 8 a query (its bounds),
     and the qids' text; the peak above that is a few windows and one growth step of the kept
@@ -113,7 +116,6 @@ def _peak_rss(*command: str) -> int:
     return int(done.stdout)
 
 
-@pytest.mark.slow
 def test_reading_qrels_peaks_no_higher_than_reading_the_same_lines_as_a_run(heavy):
     """The kernel's peak RSS of reading the qrels, with the allocator as the CLI sets it
     (freed blocks kept), is about that of reading their lines as a run: 106-124 MB and
@@ -125,7 +127,6 @@ def test_reading_qrels_peaks_no_higher_than_reading_the_same_lines_as_a_run(heav
     assert qrels <= _peak_rss(sys.executable, "-c", READ, "run", run_path) * 1.2
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_evaluating_against_heavy_qrels_costs_under_105_bytes_a_judgment(heavy, jobs):
     """``rpp eval -m map`` of a run of one query against the 990,000 judgments, beside the

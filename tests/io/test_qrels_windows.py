@@ -24,7 +24,7 @@ from rpp_cli.core import split
 from rpp_cli.errors import InputError
 from rpp_cli.io.qrels import QRELS_FORMAT, read_grades, read_qrels
 
-from ..conftest import rpp
+from ..conftest import rpp, tiered
 from ..realistic import _QID_STYLES, DOCNO_STYLES
 
 BOM = b"\xef\xbb\xbf"
@@ -101,7 +101,7 @@ def judgments_of(qrels) -> list[tuple[str, bytes, float]]:
             for j, q in enumerate(qid.tolist())]
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", tiered(range(6), fast=2))
 @pytest.mark.parametrize("window", WINDOWS)
 @pytest.mark.parametrize("chunk", CHUNKS)
 def test_windows_read_what_a_literal_reading_reads(tmp_path, monkeypatch, seed, window, chunk):

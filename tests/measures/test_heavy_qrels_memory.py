@@ -24,6 +24,9 @@ from rpp_cli.io.qrels import read_qrels
 from rpp_cli.measures.trec import trec_shards
 from tests.io.test_qrels_memory import heavy_qrels
 
+# memory measured on 180,000 judgments: the full suite's, not the edit loop's
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def heavy(tmp_path_factory):
@@ -173,7 +176,6 @@ print(max(Processes(2).imap(parent_rss_mb, list(range(4)))))
 """
 
 
-@pytest.mark.slow
 def test_workers_fork_from_a_trimmed_heap():
     """The parent hands its heap's free pages back before it forks workers: as a worker
     sees it, the parent holds under 150 MB after freeing 299 of 300 MiB (31 MB measured;

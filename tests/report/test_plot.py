@@ -14,6 +14,9 @@ from rpp_cli.tasks import eval as eval_task
 
 from ..conftest import DEMO, parse_lines, rpp
 
+# matplotlib draws every figure (about 0.4 s each): the full suite's, not the edit loop's
+pytestmark = pytest.mark.slow
+
 RUNS = sorted((DEMO / "runs").iterdir())
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -260,7 +263,6 @@ def test_characters_no_font_has_are_one_note(tmp_path, monkeypatch):
                      "(\N{CUNEIFORM SIGN A}\N{CJK UNIFIED IDEOGRAPH-4E2D}): drawn as boxes"]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("quiet", [False, True])
 def test_plot_with_names_of_any_script_writes_only_notes(tmp_path, quiet):
     """Run names in scripts the installed fonts may lack: stderr holds rpp's notes and
