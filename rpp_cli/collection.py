@@ -297,13 +297,14 @@ def _items(docs: JudgedIndex, judged_query: np.ndarray, judged_grade: np.ndarray
     codes = np.flatnonzero(is_item)
     del is_item
     query = judged_query[codes]
+    n_queries = int(query.max(initial=-1)) + 1
     starts = np.flatnonzero(np.diff(query)) + 1  # where a stretch of one query starts
     cuts = np.zeros(0, dtype=np.int64)  # where a block starts: a query's first item
-    if len(np.unique(query)) == len(starts) + 1:  # each query's items together
+    if np.count_nonzero(np.bincount(query, minlength=n_queries)) == len(starts) + 1:
+        # each query's items together: blocks of whole stretches
         at = np.searchsorted(starts, np.arange(ITEM_BLOCK, len(codes), ITEM_BLOCK))
         cuts = np.unique(starts[at[at < len(starts)]])
     order = np.empty(len(codes), dtype=np.int64)
-    n_queries = int(query.max(initial=-1)) + 1
     for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(codes)]):
         names = docs.column(codes[lo:hi])  # one buffer: no bytes object per item
         order[lo:hi] = lo + rank_rows(names, query[lo:hi], np.zeros(hi - lo),

@@ -49,10 +49,28 @@ def tiered(values, fast: int = 1) -> list:
 
 
 def ctrl_c_as_from_a_terminal() -> None:
-    """``preexec_fn`` of a child that a test sends SIGINT: it gets SIGINT's default, as from
-    an interactive shell, whatever the test runner inherited (a script's background job, or
-    nohup, starts with SIGINT ignored, and rpp then leaves it ignored)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    """``preexec_fn`` of a child that a test sends signals: SIGINT, SIGHUP and SIGTERM get
+    their defaults, as from an interactive shell, whatever the test runner inherited (a
+    script's background job starts with SIGINT ignored, nohup with SIGHUP ignored, and rpp
+    then leaves them so)."""
+    for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def children_of(pid: int) -> list[int]:
+    """Live processes whose parent is ``pid`` (from /proc/*/stat: every Linux kernel has it;
+    a zombie, ended and not yet reaped, is not counted)."""
+    kids = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(f"/proc/{entry.name}/stat").read_bytes()
+            except OSError:
+                continue
+            state, parent = stat[stat.rindex(b")") + 2:].split()[:2]
+            if int(parent) == pid and state != b"Z":
+                kids.append(int(entry.name))
+    return kids
 
 
 def doc_headings(text: str) -> list[tuple[int, int, str]]:

@@ -25,7 +25,7 @@ from rpp_cli.core import PARALLEL_ROWS
 from rpp_cli.errors import InputError
 from rpp_cli.results import Results
 
-from .conftest import ctrl_c_as_from_a_terminal, rpp, script_module
+from .conftest import children_of, ctrl_c_as_from_a_terminal, rpp, script_module
 from .realistic import generate, write_collection
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -257,7 +257,7 @@ def test_a_worker_killed_while_writing_says_the_output_is_cut(tmp_path):
 
     reader, writer = os.pipe()
     caught: list[BaseException] = []
-    before = set(_children(os.getpid()))  # the suite's own (a Dask cluster's, say) stay
+    before = set(children_of(os.getpid()))  # the suite's own (a Dask cluster's, say) stay
 
     def run() -> None:
         try:
@@ -270,7 +270,7 @@ def test_a_worker_killed_while_writing_says_the_output_is_cut(tmp_path):
     try:
         assert len(os.read(reader, 1000)) > 0  # shard 0 is being written
         deadline = time.monotonic() + 30
-        while len(kids := set(_children(os.getpid())) - before) < 2 \
+        while len(kids := set(children_of(os.getpid())) - before) < 2 \
                 and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(0.2)  # both shards made; shard 0's worker blocked in its write
@@ -555,20 +555,6 @@ def big_plain(big_collection) -> subprocess.CompletedProcess:
                            *big_collection], capture_output=True, timeout=120)
 
 
-def _children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (from /proc/*/stat: every Linux kernel has it)."""
-    kids = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                stat = Path(f"/proc/{entry.name}/stat").read_bytes()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(b")") + 2:].split()[1]) == pid:
-                kids.append(int(entry.name))
-    return kids
-
-
 def _blocked_with_workers(paths: list[str], *flags: str, **popen
                           ) -> tuple[subprocess.Popen, list[int]]:
     """rpp eval -q -j 2 (or ``flags``) started with its stdout a pipe the test does not read,
@@ -588,7 +574,7 @@ def _blocked_with_workers(paths: list[str], *flags: str, **popen
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         fcntl.ioctl(proc.stdout.fileno(), termios.FIONREAD, queued)
-        kids = _children(proc.pid) if queued[0] else []
+        kids = children_of(proc.pid) if queued[0] else []
         if kids:
             return proc, kids
         time.sleep(0.01)

@@ -29,6 +29,7 @@ import ctypes
 import errno
 import functools
 import os
+import sys
 from typing import Callable, NoReturn
 
 M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3  # glibc's malloc.h
@@ -97,8 +98,6 @@ def load_scipy_special() -> None:
     (numpy's OpenBLAS, 0.3.31, gives up and calls exit(1), which :func:`end_library_exits`
     catches). Where the library fits and its buffer does not, rpp would spin at full CPU
     inside the import until killed."""
-    import sys
-
     if ("scipy.special" not in sys.modules and address_space_limited()
             and short_of_memory(SCIPY_SPECIAL_BYTES)):
         raise MemoryError(f"no room for scipy.special ({SCIPY_SPECIAL_BYTES >> 20} MB)")

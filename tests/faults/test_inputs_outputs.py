@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import DEMO
+from ..conftest import DEMO, ctrl_c_as_from_a_terminal
 
 RPP = [sys.executable, "-m", "rpp_cli"]
 QRELS = str(DEMO / "qrels")
@@ -232,13 +232,6 @@ with files.replaced_whole(sys.argv[1], "the plot") as out:
 """
 
 
-def _signals_as_from_a_terminal() -> None:
-    """``preexec_fn``: the signals sent get their defaults, whatever the test runner
-    inherited (``nohup`` starts it with SIGHUP ignored, which a child would keep)."""
-    for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_DFL)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, "end"])
 def test_no_temporary_file_outlives_a_signal(tmp_path, how):
@@ -250,7 +243,7 @@ def test_no_temporary_file_outlives_a_signal(tmp_path, how):
     child = subprocess.Popen([sys.executable, "-c", _WRITE_AND_WAIT, str(target),
                               "end" if how == "end" else "wait"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             preexec_fn=_signals_as_from_a_terminal)
+                             preexec_fn=ctrl_c_as_from_a_terminal)
     assert child.stdout.readline() == b"writing\n"
     if how != "end":
         child.send_signal(how)
