@@ -146,7 +146,7 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
 
     judged = Judged(qids, judged_query, judged_grade)
     readers = min(threads_for(run_paths, jobs), len(run_paths))
-    per_run = max(1, min(jobs // readers, PER_RUN_THREADS))  # the cores readers leave idle
+    per_run = _threads_per_run(len(run_paths), readers, jobs)
     shared = len(run_paths) > 1 and across_runs
     coder = Coder(docs, shared)
     ranks = np.zeros((len(run_paths), len(item_doc)), dtype=np.int64)
@@ -154,7 +154,7 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
     def read(r: int) -> tuple[LoadedRun, float | None]:
         """Run r read and joined, its items' ranks in ranks[r] (in the reading threads)."""
         run = load_run(r, len(run_paths), run_paths[r], qpos, coder, options.dedup, qrels_path,
-                       options.max_docs, per_run)
+                       options.max_docs, per_run[r])
         return run, _place_items(run.rows, len(qids), n_judged, item_of_doc, ranks[r])
 
     read_runs = map_ordered(read, len(run_paths), readers, label="reading runs")
@@ -282,6 +282,16 @@ def _item_grades(judged_grade: np.ndarray, item_doc: np.ndarray) -> np.ndarray:
     grades = judged_grade[item_doc]
     grades[np.isnan(grades)] = 0.0
     return grades
+
+
+def _threads_per_run(n_runs: int, readers: int, jobs: int) -> list[int]:
+    """The threads that split and join each run's windows: the cores the ``readers`` leave
+    idle; the runs of a last, short round (5 runs on 2 readers: the fifth) share every core,
+    which would otherwise wait for them with one thread working."""
+    full = max(1, min(jobs // readers, PER_RUN_THREADS))
+    short = n_runs % readers
+    last = max(1, min(jobs // short, PER_RUN_THREADS)) if short else full
+    return [full] * (n_runs - short) + [last] * short
 
 
 def _items(docs: JudgedIndex, judged_query: np.ndarray, judged_grade: np.ndarray,

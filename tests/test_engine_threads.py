@@ -95,3 +95,27 @@ def test_the_command_runs_one_blas_thread_unless_the_user_chose(chosen):
                           str(DEMO / "runs" / "bm25")], capture_output=True, env=env,
                          timeout=60)
     assert (res.returncode, res.stdout.decode().strip()) == (0, want), res.stderr.decode()
+
+
+@pytest.mark.parametrize("n_runs,readers,jobs,want", [
+    (5, 2, 2, [1, 1, 1, 1, 2]),  # the fifth alone would keep one core waiting
+    (4, 2, 2, [1, 1, 1, 1]),
+    (6, 4, 4, [1, 1, 1, 1, 2, 2]),
+    (3, 2, 8, [4, 4, 8]),
+    (1, 1, 2, [2]),
+    (7, 1, 1, [1] * 7),
+])
+def test_the_runs_of_a_last_short_round_share_every_core(n_runs, readers, jobs, want):
+    from rpp_cli.collection import _threads_per_run
+    assert _threads_per_run(n_runs, readers, jobs) == want
+
+
+@pytest.mark.parametrize("n_runs,jobs", [(5, 2), (6, 4)])
+def test_a_last_short_round_prints_what_one_thread_prints(n_runs, jobs):
+    """The runs read with more threads (a last short round) give the same bytes as -j 1."""
+    from .conftest import DEMO, rpp
+    runs = sorted(str(p) for p in (DEMO / "runs").iterdir())[:n_runs]
+    assert len(runs) == n_runs
+    one = rpp("eval", "-q", "-j", "1", str(DEMO / "qrels"), *runs)
+    many = rpp("eval", "-q", "-j", str(jobs), str(DEMO / "qrels"), *runs)
+    assert one.code == many.code == 0 and one.out and (many.out, many.err) == (one.out, one.err)
