@@ -16,22 +16,35 @@ from click.testing import CliRunner
 from rpp_cli.cli import cli
 
 
-def _scaled_examples(scale: int) -> None:
-    """Every property and differential test draws ``scale`` times its examples (for a deep
-    run before a release: RPP_HYPOTHESIS_SCALE=10 pytest ...); decorators' own counts too."""
+def _scaled_examples(scale: float) -> None:
+    """Every property and differential test draws ``scale`` times its examples (at least one),
+    decorators' own counts too."""
     init = hypothesis.settings.__init__
 
     def scaled(self, parent=None, **kwargs):
         if "max_examples" in kwargs:
-            kwargs["max_examples"] *= scale
+            kwargs["max_examples"] = max(1, round(kwargs["max_examples"] * scale))
         init(self, parent, **kwargs)
     hypothesis.settings.__init__ = scaled
     hypothesis.settings.register_profile("scaled", max_examples=100)  # (scaled as well)
     hypothesis.settings.load_profile("scaled")
 
 
-if int(os.environ.get("RPP_HYPOTHESIS_SCALE", "1")) > 1:
-    _scaled_examples(int(os.environ["RPP_HYPOTHESIS_SCALE"]))
+# The fast tier (-m "not slow", the edit loop) draws a fifth of the examples; the whole suite
+# (make test, CI) draws them all.
+FAST_TIER_EXAMPLES = 0.2
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Scale the examples: RPP_HYPOTHESIS_SCALE when set (10 for a deep run before a release:
+    RPP_HYPOTHESIS_SCALE=10 pytest ...), else a fifth in the fast tier."""
+    scale = float(os.environ.get("RPP_HYPOTHESIS_SCALE", "0"))
+    if not scale:
+        fast = " ".join(config.option.markexpr.split()) == "not slow"
+        scale = FAST_TIER_EXAMPLES if fast else 1
+    if scale != 1:
+        _scaled_examples(scale)
+
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -43,8 +56,10 @@ DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 def tiered(values, fast: int = 1) -> list:
     """Parameters of which the first ``fast`` run in the fast tier and the rest only in the
-    whole suite (marked slow): a grid of seeds keeps a corner in the edit loop."""
-    return [v if i < fast else pytest.param(v, marks=pytest.mark.slow)
+    whole suite (marked slow): a grid of seeds keeps a corner in the edit loop. A tuple is
+    one value for each of several argument names."""
+    return [v if i < fast else pytest.param(*(v if isinstance(v, tuple) else (v,)),
+                                            marks=pytest.mark.slow)
             for i, v in enumerate(values)]
 
 

@@ -17,7 +17,7 @@ from rpp_cli.core.table import remember
 from rpp_cli.errors import InputError
 from rpp_cli.io.runs import read_run
 
-from .conftest import write_qrels
+from .conftest import tiered, write_qrels
 from .realistic import generate, write_collection
 from .test_api import _RanxLike, _ir_measures_rows
 
@@ -30,7 +30,8 @@ def _evaluate(qrels, runs, **kwargs) -> list[dict]:
     return rpp_cli.evaluate(qrels, runs, MEASURES, per_query=True, notes=[], **kwargs).records()
 
 
-@pytest.mark.parametrize("seed,chunk", [(2, 1 << 14), (5, 1 << 14), (13, 7), (21, 1)])
+@pytest.mark.parametrize("seed,chunk", tiered([(2, 1 << 14), (5, 1 << 14), (13, 7),
+                                               (21, 1)]))
 def test_dicts_and_frames_give_the_files_values_exactly(tmp_path, monkeypatch, seed, chunk):
     """A realistic collection (UTF-8 and URL-like docnos of 1-100 bytes, string qids, tied,
     tiny, large and negative scores, the files' scores written as 1e-3, 2.5E+2, 7.) as
@@ -226,7 +227,7 @@ def _shapes(coll, run_paths, turn: int) -> tuple[list, dict]:
     return qrels, runs
 
 
-@pytest.mark.parametrize("seed", [3, 8, 17, 29])
+@pytest.mark.parametrize("seed", tiered([3, 8, 17, 29]))
 def test_every_shape_made_as_it_is_read_gives_the_files_values(tmp_path, seed):
     """Texts made by the reader as it reads them: qrels as a dict, a DataFrame (with its
     pairs judged twice), a ranx object and ir_measures rows, each with runs of every shape

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import DEMO, ROOT, parse_lines, rpp
+from .conftest import DEMO, ROOT, parse_lines, rpp, tiered
 
 BOM = b"\xef\xbb\xbf"
 
@@ -288,7 +288,7 @@ def _cli_in_subprocess(args: list[str], timeout: float = 60, memory: int = 2 << 
     return proc.returncode, proc.stderr.decode("utf-8", "replace"), time.monotonic() - start
 
 
-@pytest.mark.parametrize("where", ["qrels", "run"])
+@pytest.mark.parametrize("where", tiered(["qrels", "run"]))
 def test_dev_zero_is_refused_quickly(tmp_path, where):
     # /dev/zero never ends and its first byte is NUL: an error on line 1, at once.
     f = _files(tmp_path, qrels="1 0 d1 1\n", a="1 Q0 d1 1 2 a\n", b=RUN_B)
@@ -303,7 +303,7 @@ def test_dev_zero_is_refused_quickly(tmp_path, where):
     assert seconds < 20
 
 
-@pytest.mark.parametrize("where", ["qrels", "run"])
+@pytest.mark.parametrize("where", tiered(["qrels", "run"]))
 def test_gzip_bomb_is_refused_at_the_decompressed_size_cap(tmp_path, monkeypatch, where):
     # One valid line and 64 MB of newlines (64 kB compressed): a valid file, but larger than
     # the cap once decompressed, which is monkeypatched to 1 MB here.

@@ -18,7 +18,7 @@ import re
 
 import pytest
 
-from .conftest import rpp
+from .conftest import rpp, tiered
 from .realistic import generate, write_collection
 from .reference import (EVAL_ARGS, SUMMED, compare, expected_output, order_problems,
                         parse_strict)
@@ -60,8 +60,10 @@ def test_plain_and_ugly_files_give_identical_output(tmp_path, seed):
 _NEGATIVE_ZERO = re.compile(r"-0(\.0*)?")
 
 
-def _printed_texts(tmp_path) -> dict[tuple, str]:
+@pytest.fixture(scope="module")
+def printed_texts(tmp_path_factory) -> dict[tuple, str]:
     """The value texts of every line printed for the FORMAT_SEEDS collections."""
+    tmp_path = tmp_path_factory.mktemp("printed")
     texts = {}
     for seed in FORMAT_SEEDS:
         res = _evaluate(tmp_path / str(seed), generate(seed), "plain")
@@ -69,16 +71,16 @@ def _printed_texts(tmp_path) -> dict[tuple, str]:
     return texts
 
 
-def test_counts_print_as_integers(tmp_path):
+def test_counts_print_as_integers(printed_texts):
     """contract §7: counts (num_*) print as integers, as trec_eval does, whatever --precision."""
-    bad = {k: t for k, t in _printed_texts(tmp_path).items()
+    bad = {k: t for k, t in printed_texts.items()
            if k[1] in SUMMED and not re.fullmatch(r"\d+", t)}
     assert not bad, f"{len(bad)} counts not printed as integers, e.g. {next(iter(bad.items()))}"
 
 
-def test_no_negative_zero(tmp_path):
+def test_no_negative_zero(printed_texts):
     """contract §7: a negative zero prints as 0 (RPP(b, a) = -RPP(a, b) = -0.0 must not show)."""
-    bad = {k: t for k, t in _printed_texts(tmp_path).items() if _NEGATIVE_ZERO.fullmatch(t)}
+    bad = {k: t for k, t in printed_texts.items() if _NEGATIVE_ZERO.fullmatch(t)}
     assert not bad, f"{len(bad)} values printed as negative zero, e.g. {next(iter(bad.items()))}"
 
 
@@ -96,7 +98,7 @@ def _renamed(text: str, rename: dict[str, str]) -> str:
     return "".join(lines)
 
 
-@pytest.mark.parametrize("seed", FORMAT_SEEDS)
+@pytest.mark.parametrize("seed", tiered(FORMAT_SEEDS, fast=6))
 def test_names_from_tag_changes_the_names_only(tmp_path, seed):
     """contract §1: ``--names-from tag`` prints each run's tag where the default prints its
     file name, in every line and note; nothing else changes."""

@@ -159,6 +159,7 @@ def test_the_output_is_written_by_forks_of_this_machine_only():
             _ENGINE.pop()
 
 
+@pytest.mark.slow
 def test_a_local_cluster_that_does_not_start_is_one_line():
     """A worker killed while its nanny starts it makes LocalCluster raise ("Nanny failed to
     start."): one line and status 3, not a traceback, and the session's Dask settings undone."""

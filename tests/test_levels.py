@@ -272,6 +272,7 @@ def test_bad_usage_is_one_line_and_exit_2(args, pattern):
     one_error_line(rpp("levels", *args), pattern)
 
 
+@pytest.mark.slow
 def test_plot_png_and_svg(tmp_path):
     png, svg = tmp_path / "levels.png", tmp_path / "levels.svg"
     args = (DEMO / "qrels", RUNS["monot5"], RUNS["bm25"])

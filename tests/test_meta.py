@@ -14,7 +14,7 @@ from rpp_cli.tasks.meta.robustness import subsample_judgments
 from rpp_cli.tasks.meta.study import random_subsets
 from rpp_cli.stats import pair_values
 
-from .conftest import rpp
+from .conftest import rpp, tiered
 from .realistic import generate, write_collection
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
@@ -352,7 +352,7 @@ def literal_widths(values: np.ndarray, subsets: np.ndarray, level: float) -> flo
     return float(np.mean(widths))
 
 
-@pytest.mark.parametrize("k", [2, 7, 25])
+@pytest.mark.parametrize("k", tiered([2, 7, 25]))
 def test_interval_widths_equal_scipys_t_intervals_on_the_robustness_subsets(base, k):
     """ci_width_K: the mean width of scipy's t-interval (level 1 - alpha) over the subsets
     robust_queries_K draws (the same stream) and every pair of runs; at K = Q, the one

@@ -28,7 +28,7 @@ from rpp_cli.results import ALL
 from rpp_cli.tasks import compare as compare_task
 from rpp_cli.tasks.check import non_inferior
 
-from .conftest import ROOT, rpp
+from .conftest import ROOT, rpp, tiered
 
 GOLDEN_DIR = ROOT / "tests" / "golden" / "scipy"
 TOLERANCE = 1e-12
@@ -186,7 +186,8 @@ def compare_rows(qrels: str, runs: list[str], *args: str) -> dict[tuple, float]:
             else float(r["value"]) for r in rows}
 
 
-@pytest.mark.parametrize("source", ["demo", "copy", "gen60", "realistic2", "realistic4"])
+@pytest.mark.parametrize("source", tiered(["demo", "copy", "gen60", "realistic2",
+                                             "realistic4"]))
 def test_the_command_line_equals_scipy_on_this_evaluation(source, collections):
     """End to end: rpp compare's jsonl (every digit) against scipy on the per-query values
     this checkout evaluates, and rpp check's bound and verdict line."""

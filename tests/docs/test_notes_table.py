@@ -4,6 +4,7 @@ and the longest fixed part of each must be in the table."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -52,8 +53,10 @@ def _adds_to_notes(node: ast.AST) -> bool:
             and ast.unparse(node.func.value).endswith("notes"))
 
 
+@functools.cache
 def code_notes() -> dict[str, str]:
-    """Each note's longest fixed part, keyed by where it is written (module:line)."""
+    """Each note's longest fixed part, keyed by where it is written (module:line); parsed once
+    for the module's two tests (read only)."""
     found = {}
     for path in sorted((ROOT / "rpp_cli").rglob("*.py")):
         tree = ast.parse(path.read_text())

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ..conftest import DEMO
+from ..conftest import DEMO, tiered
 
 ON_GLIBC = (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
 PROBE = "from rpp_cli.core import memory; print(memory.tune())"
@@ -29,8 +29,8 @@ def test_tuned_on_glibc_only():
     assert _tune({}) == ("True" if ON_GLIBC else "False")
 
 
-@pytest.mark.parametrize("var", ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
-                                 "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_"])
+@pytest.mark.parametrize("var", tiered(["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
+                                        "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_"]))
 def test_the_users_settings_win(var):
     assert _tune({var: "131072"}) == "False"
 

@@ -290,28 +290,35 @@ def _judged_qrels(path: Path) -> Path:
 
 def _check_hostile(tmp_path, variants, every: bool) -> None:
     """Each hostile run gives the reference's error (or none) at each variant (long_rows,
-    jobs, small); ``every``: every case, plain and ugly, as a file and from standard input
-    (else those in the long query and two pairs, plain files)."""
+    jobs, small). ``every``: every case, each variant in one of four forms (plain or ugly,
+    a file or standard input), the form turning with the case and the variant, so that every
+    case meets every variant and every form, and every variant every form (a cross of all
+    three is four times the commands and finds nothing a pair does not: the readers' paths
+    are the variant's and the form's, the errors the case's); else only the cases in the long
+    query and two pairs, plain files, at every variant."""
     qrels = _judged_qrels(tmp_path / "qrels")
-    for name, lines in _hostile(36):
+    path = tmp_path / "run"
+    forms = [(False, False), (True, True), (False, True), (True, False)]  # (ugly, stdin)
+    for c, (name, lines) in enumerate(_hostile(36)):
         if not every and not name.endswith(("long, early", "long, late", "pair 0", "pair 1")):
             continue
-        for ugly in (False, True) if every else (False,):
-            data = _encode(lines, ugly)
-            path = tmp_path / "run"
-            path.write_bytes(data)
-            want = _first_error(data)
-            assert (want is None) == (name == "no error") or name.startswith(("repeat", "pair"))
-            for long_rows, jobs, small in variants:
-                for source, stdin in ((path, None), ("-", data))[:2 if every else 1]:
-                    got = _outputs([(["eval", "-m", "map", qrels, source], stdin)],
-                                   long_rows, jobs, None, small)[0]
-                    if want is None:
-                        assert got[0] == 0, (name, ugly, long_rows, jobs, small, got[2])
-                    else:
-                        assert got[:2] == (2, "") and got[2] == (
-                            f"rpp: {source}:{want[0]}: {want[1]}\n"), (
-                            name, ugly, long_rows, jobs, small, source)
+        encoded = {ugly: _encode(lines, ugly) for ugly in (False, True)}
+        want = {ugly: _first_error(data) for ugly, data in encoded.items()}
+        assert (want[False] is None) == (name == "no error") or name.startswith(
+            ("repeat", "pair"))
+        assert (want[True] is None) == (want[False] is None)
+        for v, (long_rows, jobs, small) in enumerate(variants):
+            ugly, from_stdin = forms[(c + v) % len(forms)] if every else (False, False)
+            path.write_bytes(encoded[ugly])
+            source, stdin = ("-", encoded[ugly]) if from_stdin else (path, None)
+            got = _outputs([(["eval", "-m", "map", qrels, source], stdin)],
+                           long_rows, jobs, None, small)[0]
+            if want[ugly] is None:
+                assert got[0] == 0, (name, ugly, long_rows, jobs, small, got[2])
+            else:
+                line, message = want[ugly]
+                assert got[:2] == (2, "") and got[2] == f"rpp: {source}:{line}: {message}\n", (
+                    name, ugly, long_rows, jobs, small, source)
 
 
 def test_hostile_runs_give_the_first_bad_line(tmp_path):
@@ -324,8 +331,8 @@ def test_hostile_runs_give_the_first_bad_line(tmp_path):
 def test_hostile_runs_give_the_first_bad_line_every_way(tmp_path):
     """Plain and ugly (BOM, CRLF, tabs, a comment, gzip), file and standard input, at the
     default window and batch and at small ones, -j 1 and 3, LONG_ROWS default, 1 and 50."""
-    _check_hostile(tmp_path, [(None, 1, False), (None, 3, True), (1, 1, False),
-                                           (50, 3, True), (1, 3, True)], every=True)
+    _check_hostile(tmp_path, [(None, 1, False), (None, 3, True), (1, 1, False), (50, 3, True),
+                              (1, 3, True)], every=True)
 
 
 # ---------------------------------------------------------------------------------------------

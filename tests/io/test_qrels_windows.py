@@ -101,7 +101,7 @@ def judgments_of(qrels) -> list[tuple[str, bytes, float]]:
             for j, q in enumerate(qid.tolist())]
 
 
-@pytest.mark.parametrize("seed", tiered(range(6), fast=2))
+@pytest.mark.parametrize("seed", tiered(range(6)))
 @pytest.mark.parametrize("window", WINDOWS)
 @pytest.mark.parametrize("chunk", CHUNKS)
 def test_windows_read_what_a_literal_reading_reads(tmp_path, monkeypatch, seed, window, chunk):
@@ -167,7 +167,7 @@ BAD = {"not a number": "x1", "not finite": "nan", "overflow": "1e400",
        "out of range": "3e9", "below range": "-2147483649"}
 
 
-@pytest.mark.parametrize("window", [31, 64, 100])
+@pytest.mark.parametrize("window", tiered([31, 64, 100]))
 @pytest.mark.parametrize("kind", sorted(BAD))
 def test_a_bad_grade_anywhere_names_its_line(tmp_path, monkeypatch, window, kind):
     """A bad grade on line k, for every k (so at every window's edge; a comment and a blank

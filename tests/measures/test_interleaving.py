@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from rpp_cli.core import interleave
 from rpp_cli.measures.interleaving import offline_interleaving
 
-from ..conftest import FIXTURES, parse_lines, rpp
+from ..conftest import FIXTURES, parse_lines, rpp, tiered
 from ..realistic import generate, write_collection
 from ..reference import compare, order_problems, parse_strict, ranking
 
@@ -341,7 +341,7 @@ def _realistic_case(tmp_path: Path, seed: int) -> None:
     check_cli(qrels_path, run_paths, coll.qrels, coll.runs, coll.file_names, level)
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", tiered(range(40), fast=8))
 def test_realistic_collections_match_the_reference(tmp_path, seed):
     """tests/realistic.py: docnos of 1-100 bytes with shared prefixes and UTF-8, qids like
     106_1 and 007, tied scores (ranked by docno), partial overlap, runs missing queries."""

@@ -177,6 +177,7 @@ def test_plot_label_escapes_every_dollar():
     assert escape.plot_label("a\\$b") == "a\\\\$b"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["$\\foo$", "$\\frac{1}{2}$", "a\\$b$", "$x$ $y$", "_hidden"])
 def test_plot_label_is_drawn_as_written(tmp_path, name):
     """matplotlib draws the escaped label as the name itself, never as mathtext (``$\\foo$``
