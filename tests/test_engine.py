@@ -540,11 +540,11 @@ def test_a_local_cluster_size_is_checked_before_any_fork(tmp_path, monkeypatch, 
 
 @pytest.fixture(scope="module")
 def big_collection(tmp_path_factory) -> list[str]:
-    """Enough queries (2,000 x 4 runs) that worker processes live for a while."""
+    """Enough queries (500 x 4 runs) that -j 2's workers write far more than a pipe holds."""
     tmp_path = tmp_path_factory.mktemp("big")
     script = ROOT / "fixtures" / "make_collection.py"
     subprocess.run([sys.executable, str(script), "--out", str(tmp_path), "--runs", "4",
-                    "--queries", "2000", "--depth", "60", "--seed", "5"], check=True,
+                    "--queries", "500", "--depth", "60", "--seed", "5"], check=True,
                    capture_output=True)
     return [str(tmp_path / "qrels"), *sorted(str(p) for p in (tmp_path / "runs").iterdir())]
 
@@ -560,12 +560,12 @@ def _blocked_with_workers(paths: list[str], *flags: str, **popen
                           ) -> tuple[subprocess.Popen, list[int]]:
     """rpp eval -q -j 2 (or ``flags``) started with its stdout a pipe the test does not read,
     and returned once lines are in the pipe and rpp's worker processes are seen. With -j 2
-    those are the workers that write its 6 MB of lines (nothing else writes to stdout); with
+    those are the workers that write its 1.6 MB of lines (nothing else writes to stdout); with
     ``--dask local:2`` rpp writes them while its cluster lives: none of them, nor rpp, can end
     before the test reads (a pipe holds 64 KiB at most). Whatever the test does next meets
     them running, however fast the machine. A shard a query keeps -j 2's workers writing
     (each writes its shards' lines); a Dask cluster's shards keep their default size (rpp
-    writes the lines, and 2,000 one-query Dask tasks would take half a minute)."""
+    writes the lines, and 500 one-query Dask tasks would take seconds)."""
     env = {**os.environ, **({} if flags else {"RPP_SHARD_QUERIES": "1"})}
     popen.setdefault("preexec_fn", ctrl_c_as_from_a_terminal)
     proc = subprocess.Popen([sys.executable, "-m", "rpp_cli", "eval", "-q",
