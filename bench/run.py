@@ -10,7 +10,8 @@ sizes generated with another seed and pool, judged as depth pooling judges (90 a
 documents a query, grades 0-3 spread by ``--grades``); qrels-only reads tall-deep's 4.5M
 judgments with a 100-line run; one-query is a 45M-line gzipped run of one query
 (bench/one_query.py) whose line 2 repeats a docno; the -j2 lines time ``-j 1`` against
-``-j 2`` (bench/serial.py names the serial steps behind that ratio).
+``-j 2`` (bench/serial.py names the serial steps behind that ratio), beside one and two copies
+of a CPU job that shares nothing (bench/ceiling.py): what the machine's two cores can give.
 
 Every command of a scenario runs up to ``--repeat`` times, interleaved with the other commands
 of the scenario (rpp, rpp -j 1, baseline, rpp, rpp -j 1, ...), so the ratios come from one
@@ -414,6 +415,8 @@ class Command:
         words = [w for w in self.argv if not w.startswith(str(HERE / "data"))]
         n = sum(1 for w in self.argv if w.startswith(str(HERE / "data"))) - 1
         words = [w.replace(str(ROOT) + "/", "") for w in words]
+        if n < 0:  # no collection (bench/ceiling.py)
+            return shlex.join(words)
         if self.stdin:  # ... QRELS - < RUN
             words.insert(words.index("-"), "QRELS")
             return shlex.join(words) + " < RUN"
@@ -498,7 +501,12 @@ def run_scenario(sc: Scenario, args: argparse.Namespace) -> dict:
     base_env = {**os.environ, "PYTHONUTF8": "1"}  # baselines read the UTF-8 docnos as UTF-8
     if sc.jobs1:
         j1 = Command("rpp -j 1", [*args.rpp, *sc.args, "-j", "1", *files], args.repeat)
-        commands.append(j1)
+        jobs = sc.args[sc.args.index("-j") + 1]
+        ceiling = (Command("ceiling 1", [sys.executable, str(HERE / "ceiling.py"), "1"],
+                           args.repeat),
+                   Command(f"ceiling {jobs}", [sys.executable, str(HERE / "ceiling.py"), jobs],
+                           args.repeat))
+        commands += [j1, *ceiling]
     if sc.naive and not args.no_baselines:
         naive = Command("naive.py", [sys.executable, str(HERE / "naive.py"), *files],
                         args.baseline_repeat, env=base_env)
@@ -527,6 +535,13 @@ def run_scenario(sc: Scenario, args: argparse.Namespace) -> dict:
         t1 = row["timings"]["rpp -j 1"].get("seconds")
         measured["ratio_to_jobs1"] = (t / t1 if t and t1 else None, None)
         measured["jobs1_speedup"] = (t1 / t if t and t1 else None, None)
+        c1, cn = (row["timings"][c.label].get("seconds") for c in ceiling)
+        copies = int(ceiling[1].argv[-1])
+        if c1 and cn and t and t1:
+            machine = copies * c1 / cn
+            row["notes"].append(f"this machine gives {copies} copies of a CPU job that shares "
+                                f"nothing {machine:.2f}x (bench/ceiling.py, interleaved with "
+                                f"rpp): rpp's {t1 / t:.2f}x is {t1 / t / machine:.0%} of it")
     if sc.naive:
         tn = row["timings"].get("naive.py", {}).get("seconds")
         measured["ratio_to_naive"] = (t / tn if t and tn else None, None)
