@@ -326,6 +326,14 @@ def test_query_shards_cover_every_query_once(monkeypatch):
     bounds = query_shards(weights, 2)  # at most 4 x 2 shards, about equal weight
     assert bounds[0] == 0 and bounds[-1] == 10 and (np.diff(bounds) > 0).all()
     assert len(bounds) - 1 <= 8
+    # the cap counts what a shard holds (``held``), the balance every query's work: 40 runs'
+    # rows are 40 times the work, but one run's rows at a time are held
+    held = weights / 40
+    assert query_shards(weights, 1, max_work=weights.sum() / 4).tolist() != [0, 10]
+    assert query_shards(weights, 1, max_work=weights.sum() / 4, held=held).tolist() == [0, 10]
+    capped = query_shards(weights, 2, max_work=held.sum() / 5, shrink=True, held=held)
+    assert all(held[a:b].sum() <= held.sum() / 5 or b - a == 1
+               for a, b in zip(capped, capped[1:]))
     monkeypatch.setenv("RPP_SHARD_QUERIES", "3")
     assert query_shards(weights, 1).tolist() == [0, 3, 6, 9, 10]
     for bad in ["0", "\u00b2", "\u0661"]:  # ² and ١ are str.isdigit, and int() refuses ²

@@ -69,11 +69,13 @@ def forced_shard_size() -> int | None:
 
 
 def query_shards(weights: np.ndarray, workers: int,
-                 max_work: float | None = MAX_SHARD_WORK, shrink: bool = False) -> np.ndarray:
+                 max_work: float | None = MAX_SHARD_WORK, shrink: bool = False,
+                 held: np.ndarray | None = None) -> np.ndarray:
     """Boundaries (S + 1,) of contiguous query shards: ``RPP_SHARD_QUERIES`` queries each if
     set; else about SHARDS_PER_WORKER shards per worker of equal total ``weight`` (work per
     query: rows, level pairs), each of at least MIN_SHARD_WORK (one shard for small work), and
-    more where that leaves more than ``max_work`` to a shard (None: work whose memory does not
+    more where that leaves more than ``max_work`` of ``held`` to a shard (what a shard holds at
+    once, per query; default: its ``weights``; ``max_work`` None: work whose memory does not
     grow with the shard's). ``shrink``: with several workers, shards that shrink toward the
     end instead (:func:`shard_shares`), each of one query or more, for work whose results
     are taken as they come (output written in order wants equal shards: a worker that made
@@ -83,18 +85,19 @@ def query_shards(weights: np.ndarray, workers: int,
     if size is not None:
         return np.unique(np.append(np.arange(0, n, size), n))
     total = np.cumsum(weights, dtype=np.float64)
+    held_total = float(np.sum(held if held is not None else weights, dtype=np.float64))
     count = min(n, SHARDS_PER_WORKER * workers, int(total[-1] // MIN_SHARD_WORK) if n else 0)
     if workers < 2:
         count = 1
     if max_work is not None:
-        count = min(n, max(count, -int(-total[-1] // max_work) if n else 0))
+        count = min(n, max(count, -int(-held_total // max_work) if n else 0))
     if count < 2:
         return np.array([0, n])
     if workers < 2 or not shrink:
         cuts = np.searchsorted(total, total[-1] * np.arange(1, count) / count, side="right")
         return np.unique(np.concatenate(([0], cuts, [n])))
     shares = shard_shares(count)
-    while max_work is not None and count < n and shares[0] * total[-1] > max_work:
+    while max_work is not None and count < n and shares[0] * held_total > max_work:
         count += 1  # the first (largest) shard within the cap
         shares = shard_shares(count)
     cuts = np.searchsorted(total, total[-1] * np.cumsum(shares)[:-1], side="right")

@@ -76,8 +76,9 @@ def plan_passes(wanted: list[tuple[TrecRequest, int]]) -> tuple[list[Pass], list
     return passes, where
 
 
-TREC_SHARD_WORK = 1 << 17  # a shard's rows and judgments at most: a worker holds pytrec_eval's
-# copy of them (some 50 bytes a judgment, more a row) and their dicts a batch at a time
+TREC_SHARD_WORK = 1 << 17  # a shard's judgments and one run's rows at most: a worker holds
+# pytrec_eval's copy of them (some 50 bytes a judgment, more a row; the runs one at a time)
+# and their dicts a batch at a time
 
 
 @dataclass(frozen=True)
@@ -104,9 +105,12 @@ def trec_shards(judged, runs: list, release: str = LATEST) -> tuple[np.ndarray, 
     slot = np.empty(len(by_query), dtype=index)  # code -> its place in by_query
     slot[by_query] = np.arange(len(by_query), dtype=index)
     run_bounds = [r.bounds(len(judged.qids)) for r in runs]
-    rows = sum(np.diff(b) for b in run_bounds)  # a shard holds its rows and its judgments
-    work = np.asarray(rows, dtype=np.float64) + np.diff(judged_bounds) + 1.0
-    bounds = query_shards(work, current().workers, TREC_SHARD_WORK, shrink=True)
+    rows = [np.diff(b) for b in run_bounds]
+    judgments = np.diff(judged_bounds)
+    work = np.asarray(sum(rows), dtype=np.float64) + judgments + 1.0  # every run's rows
+    # what a worker holds in pytrec_eval at once: the judgments and one run's rows
+    held = functools.reduce(np.maximum, rows, np.zeros_like(judgments)) + judgments + 1.0
+    bounds = query_shards(work, current().workers, TREC_SHARD_WORK, shrink=True, held=held)
 
     def build(i: int) -> TrecShard:
         q0, q1 = int(bounds[i]), int(bounds[i + 1])
