@@ -687,16 +687,37 @@ def print_report(report: dict) -> None:
 
 # ---------------------------------------------------------------------------- main
 
+# rpp ends with os._exit (its exit flushes and closes what it must itself), which skips
+# ``python -m cProfile``'s dump: the profile is written on the way out instead.
+PROFILED = """import cProfile, os, sys
+stats = sys.argv.pop(1)
+profile = cProfile.Profile()
+end = os._exit
+def dump_and_end(code):
+    profile.disable()
+    profile.dump_stats(stats)
+    end(code)
+os._exit = dump_and_end
+sys.argv[0] = "rpp"
+from rpp_cli.__main__ import run
+profile.enable()
+try:
+    run()
+finally:
+    dump_and_end(0)
+"""
+
+
 def profile(args: list[str], top: int = 15) -> str:
     """Where the time goes: cProfile of one single-process run, the costliest functions.
 
-    Profiles ``python -P -m rpp_cli`` of this interpreter: the installed rpp_cli, or the one
+    Profiles rpp_cli in ``python -P`` of this interpreter: the installed rpp_cli, or the one
     PYTHONPATH points at (-P: not one in the current directory).
     """
     with tempfile.TemporaryDirectory() as tmp:
         stats = os.path.join(tmp, "prof")
-        subprocess.run([sys.executable, "-P", "-m", "cProfile", "-o", stats, "-m", "rpp_cli",
-                        *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-P", "-c", PROFILED, stats, *args],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if not os.path.exists(stats):
             return "    (profile failed)"
         buf = io.StringIO()
