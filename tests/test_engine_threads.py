@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import pytest
 
+from rpp_cli.collection import _threads_per_run
 from rpp_cli.engine.threads import map_ordered, pipelined
+
+from .conftest import DEMO, rpp
 
 
 def test_map_ordered_raises_the_lowest_failing_run():
@@ -83,8 +86,6 @@ def test_the_command_runs_one_blas_thread_unless_the_user_chose(chosen):
     import subprocess
     import sys
 
-    from tests.conftest import DEMO
-
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
     want = "1 1"
@@ -106,14 +107,12 @@ def test_the_command_runs_one_blas_thread_unless_the_user_chose(chosen):
     (7, 1, 1, [1] * 7),
 ])
 def test_the_runs_of_a_last_short_round_share_every_core(n_runs, readers, jobs, want):
-    from rpp_cli.collection import _threads_per_run
     assert _threads_per_run(n_runs, readers, jobs) == want
 
 
 @pytest.mark.parametrize("n_runs,jobs", [(5, 2), (6, 4)])
 def test_a_last_short_round_prints_what_one_thread_prints(n_runs, jobs):
     """The runs read with more threads (a last short round) give the same bytes as -j 1."""
-    from .conftest import DEMO, rpp
     runs = sorted(str(p) for p in (DEMO / "runs").iterdir())[:n_runs]
     assert len(runs) == n_runs
     one = rpp("eval", "-q", "-j", "1", str(DEMO / "qrels"), *runs)
