@@ -5,9 +5,9 @@ or retrieved, gets a code in one exact dictionary (bytes compared on every hit):
 first, so a code below ``n_judged`` is a judgment. Every query of the qrels gets an index (trec_eval
 -c's set, trec_eval order; ``evaluated`` marks those with a relevant item), every relevant item a
 column, and every run a row of ranks (0 = not retrieved); the corpus size n of a query is its
-number of items and retrieved codes. Runs are read and joined by a pool of threads
-(the kernel releases the GIL). The populations over the items and their worst-case positions
-are :mod:`rpp_cli.populations`'s.
+number of items and retrieved codes. Runs are read and joined by a pool of threads (the kernel
+releases the GIL) while one more finds the items. The populations over the items and their
+worst-case positions are :mod:`rpp_cli.populations`'s.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from .io.judged import JudgedIndex
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids
 from .io.runs import name_runs
 from .join import Coder, LoadedRun, RunRows, load_run
-from .engine.threads import map_ordered
+from .engine.threads import map_ordered, pool
 from .io.budget import PER_RUN_THREADS, threads_for
 from .populations import Populations, SubtopicIndex, encode_subtopics
 from .settings import LATEST_TREC_EVAL, Options, trec_eval_release
@@ -139,26 +139,34 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
                                                              np.nan)))
     n_judged = len(docs)
     judged_query = docs.keys()  # an array of its own
-    item_doc = _items(docs, judged_query, judged_grade, level, subtopic_item)
-    item_query = judged_query[item_doc]
-    item_of_doc = np.full(n_judged, -1, dtype=np.int32 if len(item_doc) < 1 << 31 else np.int64)
-    item_of_doc[item_doc] = np.arange(len(item_doc))  # (held while the runs are read)
-
     judged = Judged(qids, judged_query, judged_grade)
     readers = min(threads_for(run_paths, jobs), len(run_paths))
     per_run = _threads_per_run(len(run_paths), readers, jobs)
     shared = len(run_paths) > 1 and across_runs
     coder = Coder(docs, shared)
-    ranks = np.zeros((len(run_paths), len(item_doc)), dtype=np.int64)
+
+    def prepare() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The items' codes, the item of each judged code (-1: none) and the runs' rows of
+        ranks: found beside the readers, which need them once a run is joined."""
+        item_doc = _items(docs, judged_query, judged_grade, level, subtopic_item)
+        item_of_doc = np.full(n_judged, -1,
+                              dtype=np.int32 if len(item_doc) < 1 << 31 else np.int64)
+        item_of_doc[item_doc] = np.arange(len(item_doc))
+        return item_doc, item_of_doc, np.zeros((len(run_paths), len(item_doc)), dtype=np.int64)
 
     def read(r: int) -> tuple[LoadedRun, float | None]:
         """Run r read and joined, its items' ranks in ranks[r] (in the reading threads)."""
         run = load_run(r, len(run_paths), run_paths[r], qpos, coder, options.dedup, qrels_path,
                        options.max_docs, per_run[r])
+        _, item_of_doc, ranks = items.result()
         return run, _place_items(run.rows, len(qids), n_judged, item_of_doc, ranks[r])
 
-    read_runs = map_ordered(read, len(run_paths), readers, label="reading runs")
-    item_of_doc = None  # (``read`` sees it: its work is done)
+    with pool(1 if jobs > 1 else 0, "rpp-items") as beside:  # (-j 1: first, in this thread)
+        items = beside.submit(prepare)
+        read_runs = map_ordered(read, len(run_paths), readers, label="reading runs")
+    item_doc, _, ranks = items.result()
+    items = None  # (item_of_doc: its work is done)
+    item_query = judged_query[item_doc]
     release_free_memory()  # what the runs' joins freed: what follows would not reuse it all
     loaded = [run for run, _ in read_runs]
     run_names = name_runs(loaded, options.names, options.names_from)

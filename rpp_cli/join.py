@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import Column, Dictionary, group_positions, rank_rows
+from .core import Column, Dictionary, column_of, group_positions, rank_rows
 from .core.memory import release_free_memory
 from .core.table import Growing, remembered
 from .engine.threads import pipelined
@@ -169,8 +169,8 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
     code its rows side by side."""
     eager = _rereadable(path)
     before = _identity(path) if eager else None
-    stream = RunStream(path, threads=threads, query=lambda q: qpos.get(to_text(q), -1),
-                       eager=eager, joined=True, dedup=dedup)
+    stream = RunStream(path, threads=threads, query=_places(qpos), eager=eager, joined=True,
+                       dedup=dedup)
     qids = list(qpos)
     parts: list[_Part] = []
     failed = _join_batches(stream, qids, coder, r, dedup, max_docs, threads, parts, None)
@@ -181,7 +181,8 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
         parts = [part for part in (p.without(drop) for p in parts)
                  if len(part.queries) or len(part.repeat_queries)]
         again = RunStream(path, threads=threads,
-                          query=lambda q: qpos[to_text(q)] if q in broken else -1,
+                          query=lambda qs: [qpos[to_text(q)] if q in broken else -1
+                                            for q in qs],
                           joined=True, dedup=dedup)
         failed = _join_batches(again, qids, coder, n_runs + r, dedup, max_docs, threads,
                                parts, failed)
@@ -198,6 +199,18 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
         release_free_memory()  # (not after each small run: the heap would be faulted again)
     return LoadedRun(path, stream.tag, rows, repeats, stream.dropped(),
                      np.flatnonzero(np.diff(rows.bounds(len(qids))) == 0).tolist())
+
+
+def _places(qpos: dict[str, int]) -> Callable[[list[bytes]], np.ndarray]:
+    """``qids -> ints``: the place ``qpos`` gives each qid's bytes (-1: none), found in one
+    exact dictionary of its qids (bytes compared), not by a Python call per qid."""
+    known = Dictionary()
+    codes = known.add(column_of([q.encode("utf-8", "surrogateescape") for q in qpos]))
+    known.freeze()
+    place = np.empty(len(qpos) + 1, dtype=np.int64)
+    place[codes] = list(qpos.values())
+    place[-1] = -1  # (where find gives -1)
+    return lambda qids: place[known.find(column_of(qids))]
 
 
 def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, dedup: bool,

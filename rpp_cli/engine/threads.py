@@ -158,8 +158,11 @@ def side_by_side(calls: list[Callable[[], None]], name: str) -> None:
 
 def pool(threads: int, name: str) -> "ThreadPoolExecutor | _InlinePool":
     """A pool of ``threads`` threads named ``name``, for work submitted ahead of its use (a
-    window split while the one before is coded); closed by ``with``."""
-    return _InlinePool() if _INLINE[0] else ThreadPoolExecutor(threads, thread_name_prefix=name)
+    window split while the one before is coded); closed by ``with``. With no thread
+    (``threads`` 0), each call runs as it is submitted, in the caller's thread."""
+    if _INLINE[0] or threads < 1:
+        return _InlinePool()
+    return ThreadPoolExecutor(threads, thread_name_prefix=name)
 
 
 class _InlinePool:

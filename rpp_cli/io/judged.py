@@ -329,7 +329,9 @@ class JudgedIndex:
             at = self._added_at.array()[codes - self._judged]
         out: list[bytes] = [b""] * len(codes)
         for k, rows in by_chunk(at >> 32):
-            for i, string in zip(rows.tolist(), self._maps[k].strings(at[rows] & 0xFFFFFFFF)):
+            with self._chunk_locks[k]:  # (a reader may be adding to that dictionary)
+                strings = self._maps[k].strings(at[rows] & 0xFFFFFFFF)
+            for i, string in zip(rows.tolist(), strings):
                 out[i] = string
         return out
 

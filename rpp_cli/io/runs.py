@@ -177,8 +177,9 @@ class RunStream:
     before every stretch of a query still open (so a batch's lines all come before the next
     batch's). A query already handed on that has rows again is *broken*: its later rows are
     dropped, and the caller reads them all again (a file that does not list each query's
-    rows together). Without ``eager``, the whole file is one batch. ``query(qid) -> int``
-    (>= 0 kept, -1 dropped) drops the rows of queries nobody evaluates as they are read.
+    rows together). Without ``eager``, the whole file is one batch. ``query(qids) -> ints``
+    (a list of new qids' bytes; each >= 0 kept, -1 dropped) drops the rows of queries nobody
+    evaluates as they are read.
 
     The first malformed line (the tokenizer's, or a bad score) raises InputError as soon as
     it is read. With ``joined`` (the caller joins what it gets and finds a batch's repeated
@@ -189,7 +190,8 @@ class RunStream:
     on."""
 
     def __init__(self, path: str, keep_rank: bool = False, threads: int = 1,
-                 query: Callable[[bytes], int] | None = None, eager: bool = False,
+                 query: Callable[[list[bytes]], Sequence[int]] | None = None,
+                 eager: bool = False,
                  joined: bool = False, dedup: bool = False) -> None:
         self.path, self.keep_rank, self.threads, self.eager = path, keep_rank, threads, eager
         self.joined, self.dedup = joined, dedup
@@ -345,7 +347,7 @@ class RunStream:
             return
         added = self._qids.strings(np.arange(known, n))
         self._query_of = _room(self._query_of, n)
-        self._query_of[known:n] = [self._query(q) for q in added] if self._query else 0
+        self._query_of[known:n] = self._query(added) if self._query else 0
         self._state = _room(self._state, n)
         self._held = _room(self._held, n)
         self._known = n
