@@ -172,11 +172,14 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
     run_names = name_runs(loaded, options.names, options.names_from)
     notes.extend(_run_notes([(run, name, top) for (run, top), name in zip(read_runs, run_names)],
                             qids))
-    union = None  # the distinct items of each query, over every run: codes must be shared
-    if shared or len(run_paths) == 1:
-        union = corpus_sizes(coder.code_query(), [run.rows.doc for run in loaded], item_doc,
-                             len(qids))
-    item_names = docs.column(item_doc)  # (made now: the runs' reading peaks without it)
+    with pool(1 if jobs > 1 else 0, "rpp-sizes") as beside:
+        # the distinct items of each query, over every run (codes must be shared), counted
+        # while this thread gathers the items' docnos (not before: the reading peaks without)
+        counted = beside.submit(corpus_sizes, coder.code_query(),
+                                [run.rows.doc for run in loaded], item_doc, len(qids)) \
+            if shared or len(run_paths) == 1 else None
+        item_names = docs.column(item_doc)
+    union = None if counted is None else counted.result()
     del docs  # the dictionary's work is done: what it held goes back to the system
     coder = None  # (it holds the dictionary)
     release_free_memory()
