@@ -1,12 +1,16 @@
 """The engine's threads: work side by side in one process, errors raised in order."""
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import pytest
 
 from rpp_cli.collection import _threads_per_run
-from rpp_cli.engine.threads import map_ordered, pipelined
+from rpp_cli.engine.threads import map_ordered, pipelined, pool
 
-from .conftest import DEMO, rpp
+from .conftest import DEMO, rpp, tiered
+from .realistic import generate, write_collection
 
 
 def test_map_ordered_raises_the_lowest_failing_run():
@@ -118,3 +122,52 @@ def test_a_last_short_round_prints_what_one_thread_prints(n_runs, jobs):
     one = rpp("eval", "-q", "-j", "1", str(DEMO / "qrels"), *runs)
     many = rpp("eval", "-q", "-j", str(jobs), str(DEMO / "qrels"), *runs)
     assert one.code == many.code == 0 and one.out and (many.out, many.err) == (one.out, one.err)
+
+
+def test_a_pool_of_no_thread_runs_each_call_as_it_is_submitted():
+    """pool(0): the call runs at once, in the caller's thread; its result or error waits in
+    its future (what -j 1 does with the work other -j find beside the readers)."""
+    import threading
+
+    ran = []
+    with pool(0, "rpp-test") as beside:
+        done = beside.submit(lambda x: ran.append(threading.current_thread()) or x * 2, 21)
+        assert ran == [threading.current_thread()]
+        failed = beside.submit(lambda: {}["absent"])
+    assert done.result() == 42
+    with pytest.raises(KeyError):
+        failed.result()
+
+
+def _subtopic_collection(tmp_path: Path, seed: int) -> tuple[Path, Path, list[Path]]:
+    """A realistic collection and subtopic qrels that judge, besides some of the qrels'
+    documents, documents the runs retrieve and the qrels do not judge (items of their own,
+    coded after the judgments while the runs are read)."""
+    coll = generate(seed)
+    qrels, runs = write_collection(coll, tmp_path, "mixed", seed)
+    rng = random.Random(seed)
+    lines = []
+    for q, judged in coll.qrels.items():
+        retrieved = sorted({d for run in coll.runs for d, _ in run.get(q, [])} - set(judged))
+        for d in rng.sample(sorted(judged), min(3, len(judged))) + retrieved[:4]:
+            for sub in rng.sample(["1", "2", "3"], 2):
+                lines.append(f"{q} {sub} {d} {rng.choice([0, 1, 1, 2])}\n")
+    subtopics = tmp_path / "qrels.subtopics"
+    subtopics.write_text("".join(lines), encoding="utf-8")
+    return qrels, subtopics, runs
+
+
+@pytest.mark.parametrize("seed", tiered([3, 11]))
+def test_items_found_beside_the_readers_print_what_one_thread_prints(tmp_path, seed):
+    """The items (those of the subtopic qrels alone among them) found on a thread of their
+    own while the runs are read and coded: the same bytes as -j 1, for rpp's measures over
+    every population and trec_eval's."""
+    qrels, subtopics, runs = _subtopic_collection(tmp_path, seed)
+    assert len(runs) > 1
+    args = ["eval", "-q", "-m", "st-rpp", "-m", "rpp", "-m", "invrpp", "-m", "map",
+            "-m", "ndcg_cut.10", "--subtopics", subtopics, qrels, *runs]
+    one = rpp(*args[:1], "-j", "1", *args[1:])
+    assert one.code == 0 and "st-rpp" in one.out, one.err
+    for jobs in ("2", "4"):
+        many = rpp(*args[:1], "-j", jobs, *args[1:])
+        assert (many.code, many.out, many.err) == (one.code, one.out, one.err)
