@@ -164,8 +164,8 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
     with pool(1 if jobs > 1 else 0, "rpp-items") as beside:  # (-j 1: first, in this thread)
         items = beside.submit(prepare)
         read_runs = map_ordered(read, len(run_paths), readers, label="reading runs")
-    item_doc, _, ranks = items.result()
-    items = None  # (item_of_doc: its work is done)
+    item_doc, ranks = items.result()[0], items.result()[2]
+    items = None  # (and with it item_of_doc, as long as the judgments: its work is done)
     item_query = judged_query[item_doc]
     release_free_memory()  # what the runs' joins freed: what follows would not reuse it all
     loaded = [run for run, _ in read_runs]
