@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from rpp_cli.core import (PARALLEL_ROWS, Dictionary, _kernel, _key_cuts, column_of, interleave,
                           permuted_sums, rank_rows)
-from rpp_cli.core.table import unsafe_kind
+from rpp_cli.core.table import Column, GrowingColumn, unsafe_kind
 
 from ..realistic import DOCNO_STYLES, _docnos
 
@@ -571,6 +571,34 @@ def test_extend_with_strings_is_gather_then_plus_equals(strings, rng):
     grown = bytearray(b"kept")
     _kernel.extend(grown, picked.data, picked.starts, picked.lens)
     assert grown == b"kept" + bytes(picked.compact().data)
+
+
+@given(st.lists(st.lists(st.binary(max_size=12), max_size=8), max_size=6),
+       st.randoms(use_true_random=False))
+@settings(max_examples=200, deadline=None)
+def test_a_growing_column_holds_what_was_appended_in_any_form(pieces, rng):
+    """GrowingColumn.append of columns packed (Column.compact's), permuted, cut short (a
+    packed column's head, its data longer than its strings) or with bytes before and after
+    them: the strings in order, each once, as the literal concatenation."""
+    grown, want = GrowingColumn(), []
+    for strings in pieces:
+        col = column_of(strings)
+        form = rng.choice(("packed", "permuted", "head", "padded"))
+        if form == "permuted" and strings:
+            order = np.array(rng.sample(range(len(strings)), len(strings)), dtype=np.int64)
+            col = col.take(order)
+            strings = [strings[i] for i in order]
+        elif form == "head":
+            keep = rng.randrange(len(strings) + 1)
+            col = col.take(np.arange(keep))
+            strings = strings[:keep]
+        elif form == "padded":
+            col = Column(b"<" + bytes(col.data) + b">", col.starts + 1, col.lens)
+        grown.append(col)
+        want += strings
+    lens = grown.lens.array()
+    assert bytes(grown.data.buffer) == b"".join(want)
+    assert lens.tolist() == [len(w) for w in want]
 
 
 def test_gather_refuses_a_string_out_of_the_data():
