@@ -1,7 +1,12 @@
 """The engine's threads: work side by side in one process, errors raised in order."""
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -28,9 +33,6 @@ def test_map_ordered_raises_the_lowest_failing_run():
 def test_pieces_on_a_pool_come_back_in_order_and_few_at_a_time():
     """pipelined: fn of every item in item order; at most ``threads`` items taken ahead of
     the one handed back; an error is raised in order, and what had not started never runs."""
-    import threading
-    import time
-
     taken, started, lock = [], [], threading.Lock()
 
     def items():
@@ -86,10 +88,6 @@ def test_the_command_runs_one_blas_thread_unless_the_user_chose(chosen):
     one) where no BLAS setting is in the environment: more would spin as numpy loads, about
     0.1 s of CPU at every start; a user's own setting is kept (two threads where OpenBLAS
     sees two cores or more: it uses no more threads than it sees cores)."""
-    import os
-    import subprocess
-    import sys
-
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
     want = "1 1"
@@ -127,8 +125,6 @@ def test_a_last_short_round_prints_what_one_thread_prints(n_runs, jobs):
 def test_a_pool_of_no_thread_runs_each_call_as_it_is_submitted():
     """pool(0): the call runs at once, in the caller's thread; its result or error waits in
     its future (what -j 1 does with the work other -j find beside the readers)."""
-    import threading
-
     ran = []
     with pool(0, "rpp-test") as beside:
         done = beside.submit(lambda x: ran.append(threading.current_thread()) or x * 2, 21)
