@@ -23,7 +23,7 @@ from .io.judged import JudgedIndex
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids
 from .io.runs import name_runs
 from .join import Coder, LoadedRun, RunRows, load_run
-from .engine.threads import map_ordered, pool
+from .engine.threads import map_ordered, pool, runs_beside
 from .io.budget import PER_RUN_THREADS, threads_for
 from .populations import Populations, SubtopicIndex, encode_subtopics
 from .settings import LATEST_TREC_EVAL, Options, trec_eval_release
@@ -161,9 +161,15 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
         _, item_of_doc, ranks = items.result()
         return run, _place_items(run.rows, len(qids), n_judged, item_of_doc, ranks[r])
 
-    with pool(1 if jobs > 1 else 0, "rpp-items") as beside:  # (-j 1: first, in this thread)
-        items = beside.submit(prepare)
-        read_runs = map_ordered(read, len(run_paths), readers, label="reading runs")
+    with pool(1 if jobs > 1 else 0, "rpp-items") as beside, \
+            pool(1 if jobs > 1 and shared else 0, "rpp-chunks") as chunks:
+        items = beside.submit(prepare)  # (-j 1: first, in this thread)
+        if runs_beside(chunks):  # runs that share the dictionary: its chunks made ahead
+            docs.build_ahead(chunks)
+        try:
+            read_runs = map_ordered(read, len(run_paths), readers, label="reading runs")
+        finally:
+            docs.build_ahead(None)
     item_doc, ranks = items.result()[0], items.result()[2]
     items = None  # (and with it item_of_doc, as long as the judgments: its work is done)
     item_query = judged_query[item_doc]

@@ -165,6 +165,11 @@ def pool(threads: int, name: str) -> "ThreadPoolExecutor | _InlinePool":
     return ThreadPoolExecutor(threads, thread_name_prefix=name)
 
 
+def runs_beside(executor: "ThreadPoolExecutor | _InlinePool") -> bool:
+    """Whether a :func:`pool`'s calls run beside the caller (not as they are submitted)."""
+    return not isinstance(executor, _InlinePool)
+
+
 class _InlinePool:
     """:func:`pool` where no thread may start: each submitted call runs at once, its result
     or error kept in its future."""

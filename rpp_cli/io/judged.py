@@ -11,6 +11,7 @@ it: a run that ranks a few queries costs the dictionaries of those queries, not 
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Executor
 
 import numpy as np
 
@@ -217,6 +218,9 @@ class JudgedIndex:
         self._added = 0
         self._frozen = False
         self._keys: np.ndarray | None = None  # what keys() gave last
+        self._ahead: Executor | None = None  # where the next chunk's dictionary is built
+        self._asked = np.zeros(chunks + 1, dtype=bool)  # chunks a call has needed (or their
+        # dictionary was asked for ahead of it)
 
     def __len__(self) -> int:
         return self._judged + self._added
@@ -234,6 +238,13 @@ class JudgedIndex:
     def find(self, col: Column, keys: np.ndarray | None = None) -> np.ndarray:
         """The code of every (key, string) of ``col``, -1 where absent."""
         return self._code(col, keys, "find")[0]
+
+    def build_ahead(self, pool: Executor | None) -> None:
+        """From now on (until None), when a call first needs chunk k, chunk k + 1's dictionary
+        is built on ``pool``: readers that go through the queries in order (a run's lines, most
+        often) find it made instead of waiting while one of them makes it. At most one chunk
+        beyond those the calls need is built."""
+        self._ahead = pool
 
     def freeze(self) -> None:
         """No more adds (as :meth:`Dictionary.freeze`); lookups allowed."""
@@ -367,6 +378,12 @@ class JudgedIndex:
         repeat mask too."""
         judged = int(self._first[k + 1] - self._first[k])
         again = None
+        ahead = self._ahead
+        if ahead is not None and not self._asked[k + 1]:
+            with self._lock:
+                ask, self._asked[k:k + 2] = not self._asked[k + 1], True
+            if ask and k + 1 < len(self._maps):
+                ahead.submit(self._built, k + 1)
         with self._chunk_locks[k]:
             docs = self._map(k)
             if how == "find":
@@ -395,6 +412,12 @@ class JudgedIndex:
             self._added_key.append(keys[entry >= known][first])
             self._added_at.append((np.int64(k) << 32) + new)
         self._later[k].append(base + np.arange(len(new)))
+
+    def _built(self, k: int) -> None:
+        """Chunk k's dictionary built (:meth:`build_ahead`); an error is left to the call that
+        needs the chunk, which then builds it itself."""
+        with self._chunk_locks[k]:
+            self._map(k)
 
     def _map(self, k: int) -> Dictionary:
         """Chunk k's dictionary, built from its judgments if it is not yet (the caller holds

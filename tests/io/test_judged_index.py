@@ -6,6 +6,7 @@ at once: the same codes, keys, strings and repeat marks; the same values.
 from __future__ import annotations
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -125,6 +126,36 @@ def test_a_lookup_builds_only_the_chunks_of_its_queries(tmp_path, monkeypatch):
     built = [m for m in index._maps if m is not None]
     assert len(built) == 1 and len(index._maps) > 3  # one chunk of several
     assert np.count_nonzero(keys == keys[j]) <= len(built[0]) < len(qrels.grade) // 3
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_chunks_built_ahead_change_no_code_and_cost_one_chunk_more(tmp_path, monkeypatch, seed):
+    """build_ahead: batches of some queries only, added with the next chunk's dictionary
+    built on a thread of its own, get the codes, repeat marks, keys and strings they get
+    without; and no chunk is built but those the batches need and the one after each."""
+    monkeypatch.setattr(judged, "CHUNK_ROWS", 3)
+    qrels, keys, _ = qrels_and_reference(tmp_path, seed)
+    ahead, alone = qrels.dictionary(), qrels.dictionary()
+    rng = random.Random(seed)
+    chosen = set(rng.sample(sorted(set(keys.tolist())), max(1, len(set(keys.tolist())) // 4)))
+    needed: set[int] = set()
+    with ThreadPoolExecutor(1) as pool:
+        ahead.build_ahead(pool)
+        for batch in range(8):
+            col, row_keys = rows_to_code(rng, qrels, keys, rng.choice([1, 30, 200]))
+            mine = np.flatnonzero(np.isin(row_keys, list(chosen)))
+            col, row_keys = col.take(mine), row_keys[mine]
+            needed |= set((np.searchsorted(ahead._cuts, ahead._qid_of[row_keys], side="right")
+                           - 1).tolist())
+            got = ahead.add_batch(col, row_keys, batch % 3)
+            want = alone.add_batch(col, row_keys, batch % 3)
+            assert [g.tolist() for g in got] == [w.tolist() for w in want]
+        ahead.build_ahead(None)
+    built = {k for k, m in enumerate(ahead._maps) if m is not None}
+    assert needed <= built <= needed | {k + 1 for k in needed}
+    assert built - needed and len(ahead._maps) > len(built)  # ahead, and not every chunk
+    assert ahead.keys().tolist() == alone.keys().tolist()
+    assert ahead.strings() == alone.strings()
 
 
 REQUESTS = ["map", "ndcg", "P.5", "num_rel", "bpref", "ndcg.1=3,2=9,3=20", "Rprec"]
