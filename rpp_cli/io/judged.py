@@ -193,8 +193,9 @@ class JudgedIndex:
     :class:`~rpp_cli.core.Dictionary`): codes 0..J-1 are the judgments, in their order;
     codes added later (docnos of runs, items judged in subtopic qrels only) come after. It is
     one exact dictionary per chunk of queries (see :func:`chunk_cuts`), each built from the
-    judgments' bytes the first time a call needs one of its queries, so the dictionaries cost
-    what the calls touch. Safe from several threads (a chunk is coded by one at a time)."""
+    judgments' bytes the first time a call needs one of its queries (or, with
+    :meth:`build_ahead`, the chunk before it), so the dictionaries cost what the calls touch.
+    Safe from several threads (a chunk is coded by one at a time)."""
 
     def __init__(self, bounds: np.ndarray, data: bytearray | bytes, lens: np.ndarray,
                  place: np.ndarray) -> None:
