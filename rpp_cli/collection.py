@@ -22,7 +22,7 @@ from .errors import InputError, number
 from .io.judged import JudgedIndex
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids
 from .io.runs import name_runs
-from .join import Coder, LoadedRun, RunRows, load_run
+from .join import Coder, LoadedRun, QueryPlaces, RunRows, load_run
 from .engine.threads import map_ordered, pool, runs_beside
 from .io.budget import PER_RUN_THREADS, threads_for
 from .populations import Populations, SubtopicIndex, encode_subtopics
@@ -156,29 +156,30 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
 
     def read(r: int) -> tuple[LoadedRun, float | None]:
         """Run r read and joined, its items' ranks in ranks[r] (in the reading threads)."""
-        run = load_run(r, len(run_paths), run_paths[r], qpos, coder, options.dedup, qrels_path,
-                       options.max_docs, per_run[r])
+        run = load_run(r, len(run_paths), run_paths[r], queries, coder, options.dedup,
+                       qrels_path, options.max_docs, per_run[r])
         _, item_of_doc, ranks = items.result()
         return run, _place_items(run.rows, len(qids), n_judged, item_of_doc, ranks[r])
 
-    with pool(1 if jobs > 1 else 0, "rpp-items") as beside, \
-            pool(1 if jobs > 1 and shared else 0, "rpp-chunks") as chunks:
-        items = beside.submit(prepare)  # (-j 1: first, in this thread)
-        if runs_beside(chunks):  # runs that share the dictionary: its chunks made ahead
-            docs.build_ahead(chunks)
+    queries = QueryPlaces(qids)
+    # beside the readers: the items, the dictionary's next chunks when runs share it, then the
+    # corpus sizes (-j 1: each call first, in this thread)
+    with pool(2 if jobs > 1 else 0, "rpp-encode") as beside:
+        items = beside.submit(prepare)
+        if shared and runs_beside(beside):
+            docs.build_ahead(beside)
         try:
             read_runs = map_ordered(read, len(run_paths), readers, label="reading runs")
         finally:
             docs.build_ahead(None)
-    item_doc, ranks = items.result()[0], items.result()[2]
-    items = None  # (and with it item_of_doc, as long as the judgments: its work is done)
-    item_query = judged_query[item_doc]
-    release_free_memory()  # what the runs' joins freed: what follows would not reuse it all
-    loaded = [run for run, _ in read_runs]
-    run_names = name_runs(loaded, options.names, options.names_from)
-    notes.extend(_run_notes([(run, name, top) for (run, top), name in zip(read_runs, run_names)],
-                            qids))
-    with pool(1 if jobs > 1 else 0, "rpp-sizes") as beside:
+        item_doc, item_of_doc, ranks = items.result()
+        items = item_of_doc = None  # (as long as the judgments: its work is done)
+        item_query = judged_query[item_doc]
+        release_free_memory()  # what the runs' joins freed: what follows would not reuse it all
+        loaded = [run for run, _ in read_runs]
+        run_names = name_runs(loaded, options.names, options.names_from)
+        notes.extend(_run_notes([(run, name, top) for (run, top), name
+                                 in zip(read_runs, run_names)], qids))
         # the distinct items of each query, over every run (codes must be shared), counted
         # while this thread gathers the items' docnos (not before: the reading peaks without)
         counted = beside.submit(corpus_sizes, coder.code_query(),

@@ -25,7 +25,6 @@ from .core.memory import release_free_memory
 from .core.table import Growing, remembered
 from .engine.threads import pipelined
 from .errors import InputError
-from .io.qrels import to_text
 from .io import runs as run_files
 from .io.held import LongQuery
 from .io.runs import Run, RunStream, repeat_error
@@ -156,7 +155,7 @@ class LoadedRun:
     missing: list[int]  # queries of the qrels the run has no line for
 
 
-def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
+def load_run(r: int, n_runs: int, path: str, queries: QueryPlaces, coder: Coder,
              dedup: bool, qrels_path: str, max_docs: int | None, threads: int = 1
              ) -> LoadedRun:
     """Read run ``r`` and join it: rows of the qrels' queries, duplicates resolved, ranked,
@@ -169,20 +168,19 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
     code its rows side by side."""
     eager = _rereadable(path)
     before = _identity(path) if eager else None
-    stream = RunStream(path, threads=threads, query=_places(qpos), eager=eager, joined=True,
+    stream = RunStream(path, threads=threads, query=queries, eager=eager, joined=True,
                        dedup=dedup)
-    qids = list(qpos)
+    qids = queries.qids
     parts: list[_Part] = []
     failed = _join_batches(stream, qids, coder, r, dedup, max_docs, threads, parts, None)
     broken = stream.broken_qids()
     if broken:  # their rows again, alone, in one batch (a batch number not yet stamped)
         drop = np.zeros(len(qids), dtype=bool)
-        drop[[qpos[to_text(q)] for q in broken]] = True
+        drop[queries(list(broken))] = True
         parts = [part for part in (p.without(drop) for p in parts)
                  if len(part.queries) or len(part.repeat_queries)]
         again = RunStream(path, threads=threads,
-                          query=lambda qs: [qpos[to_text(q)] if q in broken else -1
-                                            for q in qs],
+                          query=lambda qs: np.where([q in broken for q in qs], queries(qs), -1),
                           joined=True, dedup=dedup)
         failed = _join_batches(again, qids, coder, n_runs + r, dedup, max_docs, threads,
                                parts, failed)
@@ -201,16 +199,19 @@ def load_run(r: int, n_runs: int, path: str, qpos: dict[str, int], coder: Coder,
                      np.flatnonzero(np.diff(rows.bounds(len(qids))) == 0).tolist())
 
 
-def _places(qpos: dict[str, int]) -> Callable[[list[bytes]], np.ndarray]:
-    """``qids -> ints``: the place ``qpos`` gives each qid's bytes (-1: none), found in one
-    exact dictionary of its qids (bytes compared), not by a Python call per qid."""
-    known = Dictionary()
-    codes = known.add(column_of([q.encode("utf-8", "surrogateescape") for q in qpos]))
-    known.freeze()
-    place = np.empty(len(qpos) + 1, dtype=np.int64)
-    place[codes] = list(qpos.values())
-    place[-1] = -1  # (where find gives -1)
-    return lambda qids: place[known.find(column_of(qids))]
+class QueryPlaces:
+    """The qrels' queries as the readers need them: their qids (trec_eval order), and, called
+    with a list of qids' bytes, the place of each among them (-1: none), found in one exact
+    dictionary (bytes compared), not by a Python call per qid. Made once for all the runs."""
+
+    def __init__(self, qids: list[str]) -> None:
+        self.qids = qids
+        self._known = Dictionary()  # a qid's code is its place: the qids are distinct
+        self._known.add(column_of([q.encode("utf-8", "surrogateescape") for q in qids]))
+        self._known.freeze()
+
+    def __call__(self, qids: list[bytes]) -> np.ndarray:
+        return self._known.find(column_of(qids))
 
 
 def _join_batches(stream: RunStream, qids: list[str], coder: Coder, batch: int, dedup: bool,

@@ -338,18 +338,19 @@ def test_a_runs_query_bounds_are_found_once():
 
 
 def test_a_runs_qids_are_placed_as_the_qrels_place_them():
-    """join._places: each qid's bytes get the place the qrels give its text (-1: a qid the
-    qrels lack), as a lookup of each qid's text in ``qpos`` would give it, for qids that
-    share prefixes, UTF-8 ones, bytes that are not UTF-8, '|', '%' and the empty list."""
+    """join.QueryPlaces: each qid's bytes get the place the qrels give its text (-1: a qid
+    the qrels lack), as a lookup of each qid's text would give it, for qids that share
+    prefixes, UTF-8 ones, bytes that are not UTF-8, '|', '%' and the empty list."""
     from rpp_cli.io.qrels import to_text
 
     known = [b"106_1", b"106", b"106_10", "q-\u03b1".encode(), b"caf\xe9", b"50%|x",
              b"\xe6\x9d\xb1\xe4\xba\xac", b"007", b"7"]
-    qpos = {to_text(q): i for i, q in enumerate(sorted(known))}
+    qids = [to_text(q) for q in sorted(known)]
     asked = [b"7", b"106_1", b"106_", b"caf\xc3\xa9", b"caf\xe9", b"50%|x", b"07", b"106_10",
              "q-\u03b1".encode(), b"\xe6\x9d\xb1", b"007", b"106"]
-    want = [qpos.get(to_text(q), -1) for q in asked]
+    want = [qids.index(to_text(q)) if to_text(q) in qids else -1 for q in asked]
     assert sum(w >= 0 for w in want) == 8 and -1 in want
-    assert join._places(qpos)(asked).tolist() == want
-    assert join._places(qpos)([]).tolist() == []
-    assert join._places({})([b"1"]).tolist() == [-1]
+    places = join.QueryPlaces(qids)
+    assert places.qids is qids and places(asked).tolist() == want
+    assert places([]).tolist() == []
+    assert join.QueryPlaces([])([b"1"]).tolist() == [-1]

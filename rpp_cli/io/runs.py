@@ -178,8 +178,7 @@ class RunStream:
     batch's). A query already handed on that has rows again is *broken*: its later rows are
     dropped, and the caller reads them all again (a file that does not list each query's
     rows together). Without ``eager``, the whole file is one batch. ``query(qids) -> ints``
-    (a list of new qids' bytes; each >= 0 kept, -1 dropped) drops the rows of queries nobody
-    evaluates as they are read.
+    (new qids' bytes; >= 0 kept, -1 dropped) drops the rows nobody evaluates as they are read.
 
     The first malformed line (the tokenizer's, or a bad score) raises InputError as soon as
     it is read. With ``joined`` (the caller joins what it gets and finds a batch's repeated
@@ -191,8 +190,7 @@ class RunStream:
 
     def __init__(self, path: str, keep_rank: bool = False, threads: int = 1,
                  query: Callable[[list[bytes]], Sequence[int]] | None = None,
-                 eager: bool = False,
-                 joined: bool = False, dedup: bool = False) -> None:
+                 eager: bool = False, joined: bool = False, dedup: bool = False) -> None:
         self.path, self.keep_rank, self.threads, self.eager = path, keep_rank, threads, eager
         self.joined, self.dedup = joined, dedup
         self._query = query
