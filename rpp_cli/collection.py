@@ -227,7 +227,7 @@ def corpus_sizes(code_query: list[np.ndarray], run_docs: list[np.ndarray],
     return sizes
 
 
-COUNT_CHUNK = 1 << 22  # codes counted at once by corpus_sizes
+COUNT_CHUNK = 1 << 20  # codes counted at once by corpus_sizes
 ITEM_BLOCK = 1 << 18  # items whose docnos _items ranks at once (whole queries)
 
 

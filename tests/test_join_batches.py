@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import rpp_cli.collection as collection
 import rpp_cli.core.table as table
 import rpp_cli.io.runs as runs
 import rpp_cli.join as join
@@ -268,13 +269,14 @@ def _desc(docno: str) -> bytes:
 def test_corpus_size_counts_distinct_docno_bytes(tmp_path, monkeypatch, seed, max_docs):
     """n of each query (contract §2) from one run (fresh codes for its unjudged docnos, in
     batches of 1 and 7 rows and whole) and from all runs (one shared dictionary) equals a
-    literal count of distinct docno bytes."""
+    literal count of distinct docno bytes, counted 1, 5 or COUNT_CHUNK codes at once."""
     coll = generate(seed)
     qrels_path, paths = write_collection(coll, tmp_path, "mixed")
     qrels = read_qrels(str(qrels_path))
-    for batch in (1, 7, 1 << 18):
+    for batch, count in ((1, 1), (7, 5), (1 << 18, collection.COUNT_CHUNK)):
         monkeypatch.setattr(runs, "BATCH_ROWS", batch)
         monkeypatch.setattr(table, "WINDOW_BYTES", 64 if batch < 10 else table.WINDOW_BYTES)
+        monkeypatch.setattr(collection, "COUNT_CHUNK", count)
         for used in ([0], [1], list(range(len(paths)))):
             got = encode(qrels, [str(paths[r]) for r in used], Options(max_docs=max_docs, jobs=2))
             assert got.corpus_size.tolist() == _literal_corpus_sizes(coll, got.qids, used,
