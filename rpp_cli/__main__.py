@@ -40,7 +40,7 @@ LOADING_OUT_OF_MEMORY = (b"rpp: out of memory: loading its modules (Python's, nu
 # well under a second.
 LOADING_SECONDS = 60
 
-_memory: ModuleType | None = None  # rpp_cli/core/memory.py, once loaded
+_memory: ModuleType | None = None  # rpp_cli/memory.py, once loaded
 _cli: ModuleType | None = None  # rpp_cli/cli.py, once loaded whole
 _stderr = [2]  # where rpp's last line goes: fd 2, or the real one while fd 2 is held
 
@@ -84,24 +84,11 @@ def _one_blas_thread() -> None:
 
 
 def _load_memory() -> ModuleType:
-    """rpp_cli/core/memory.py, loaded alone (the package rpp_cli.core loads numpy) under its
-    own name, so that the CLI's ``from .core import memory`` finds this module."""
-    import importlib.util
+    """rpp_cli/memory.py, which loads nothing beyond the standard library (the package's
+    ``__init__`` loads nothing heavy either): it is in place before numpy loads."""
+    from . import memory
 
-    name = f"{__package__}.core.memory"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "core", "memory.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
+    return memory
 
 
 def _load_cli(limited: bool) -> ModuleType:
@@ -193,7 +180,7 @@ def _library_exit(status: int) -> NoReturn:
 
 def _failed(err: BaseException) -> int:
     """What escaped the CLI (its loading, or its set-up in ``main``): out of memory as one
-    line, anything else with its traceback; status 70. Failing to load rpp_cli/core/memory.py,
+    line, anything else with its traceback; status 70. Failing to load rpp_cli/memory.py,
     which needs nothing beyond the standard library, is out of memory too."""
     if _memory is None or isinstance(err, MemoryError) or _memory.caused_by_memory(err) \
             or _memory.exhausted():

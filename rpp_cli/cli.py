@@ -19,7 +19,7 @@ import click
 
 from . import __version__
 from .commands import COMMANDS
-from .core import memory
+from . import memory
 from .engine.threads import inline_only
 from .errors import (EXIT_BAD_INPUT, EXIT_CLOSED_PIPE, EXIT_INTERNAL, EXIT_INTERRUPTED, InputError,
                      shown)

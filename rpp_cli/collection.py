@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .core import Column, rank_rows
-from .core.memory import release_free_memory
+from .memory import release_free_memory
 from .errors import InputError, number
 from .io.judged import JudgedIndex
 from .io.qrels import Qrels, SubtopicQrels, relevant, sort_qids

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .core import Column, Dictionary, column_of, group_positions, rank_rows
-from .core.memory import release_free_memory
+from .memory import release_free_memory
 from .core.table import Growing, remembered
 from .engine.threads import pipelined
 from .errors import InputError

@@ -19,7 +19,7 @@ from .engine.threads import side_by_side
 from .errors import InputError, number
 from .io.identity import check_inputs
 from .io.qrels import Qrels, SubtopicQrels, read_qrels, read_subtopic_qrels
-from .core import memory
+from . import memory
 from .core.table import split, split_stream
 from .measures import pytrec_adapter
 from .measures import (ALL_QUERIES, DEFAULTS, FAMILIES, PREFERENCE, SUBTOPIC_DEFAULTS, Measure,

@@ -22,7 +22,7 @@ from typing import Callable, Iterator, Sequence, TypeVar
 
 from . import base
 from .base import Inline, WorkerDied
-from ..core.memory import release_free_memory
+from ..memory import release_free_memory
 from ..progress import progress
 
 T = TypeVar("T")

@@ -92,7 +92,7 @@ def test_keys_beyond_32_bits_are_refused():
 
 
 CHILD = """
-from rpp_cli.core.memory import release_free_memory, tune
+from rpp_cli.memory import release_free_memory, tune
 tune()  # the CLI's allocator settings
 from tests.core.test_dictionary_memory import _collection, _distinct, _fill
 def rss():

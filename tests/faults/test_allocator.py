@@ -1,4 +1,4 @@
-"""The CLI tunes glibc's allocator (rpp_cli/core/memory.py) unless the user tuned it."""
+"""The CLI tunes glibc's allocator (rpp_cli/memory.py) unless the user tuned it."""
 from __future__ import annotations
 
 import os
@@ -10,7 +10,7 @@ import pytest
 from ..conftest import DEMO, tiered
 
 ON_GLIBC = (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
-PROBE = "from rpp_cli.core import memory; print(memory.tune())"
+PROBE = "from rpp_cli import memory; print(memory.tune())"
 
 
 def _python(args: list[str], env: dict[str, str]) -> str:

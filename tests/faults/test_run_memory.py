@@ -284,7 +284,7 @@ def test_a_freed_dictionary_goes_back_to_the_system():
     script = """
 import numpy as np
 from rpp_cli.core import Dictionary, column_of
-from rpp_cli.core.memory import _glibc, release_free_memory
+from rpp_cli.memory import _glibc, release_free_memory
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * 4096
 start = rss()

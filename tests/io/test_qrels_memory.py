@@ -94,7 +94,7 @@ def test_a_judgment_keeps_its_docno_bytes_and_ten_bytes(heavy):
 
 
 READ = """import sys
-from rpp_cli.core import memory
+from rpp_cli import memory
 memory.tune()
 from rpp_cli.io.qrels import read_qrels
 from rpp_cli.io.runs import read_run

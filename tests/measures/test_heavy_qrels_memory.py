@@ -158,7 +158,7 @@ def test_trec_shards_share_out_the_judgments(heavy):
 
 FORKED = """import os
 import numpy as np
-from rpp_cli.core import memory
+from rpp_cli import memory
 from rpp_cli.engine import Processes
 
 memory.tune()  # the CLI's allocator: freed blocks under 64 MiB stay in the heap
