@@ -11,13 +11,15 @@ import sys
 import pytest
 
 from ..conftest import DOC_PAGES, ROOT, doc_headings
+from .test_formats_page import examples as formats_page_examples
 
 SH = re.compile(r"```sh\n(.*?)```", re.S)
 README_BLOCKS = SH.findall((ROOT / "README.md").read_text())
-# (page, index, block): the README's first block is the setup, run by CI, not here.
+# (page, index, block): the README's first block is the setup, run by CI, not here; the
+# formats page's blocks run in test_formats_page.py, as here, and their outputs are checked.
 BLOCKS = [(page.relative_to(ROOT).as_posix(), i, block) for page in DOC_PAGES
           for i, block in enumerate(SH.findall(page.read_text()))
-          if (page.name, i) != ("README.md", 0)]
+          if (page.name, i) != ("README.md", 0) and block not in formats_page_examples()]
 
 
 @pytest.mark.slow
