@@ -173,7 +173,7 @@ def encode(qrels: Qrels, run_paths: list[str], options: Options = Options(),
         finally:
             docs.build_ahead(None)
         item_doc, item_of_doc, ranks = items.result()
-        items = item_of_doc = None  # (as long as the judgments: its work is done)
+        items = item_of_doc = None  # (one entry a judgment: let go once the runs are placed)
         item_query = judged_query[item_doc]
         release_free_memory()  # what the runs' joins freed: what follows would not reuse it all
         loaded = [run for run, _ in read_runs]

@@ -22,7 +22,7 @@ import rpp_cli.core.table as table
 import rpp_cli.io.runs as runs
 import rpp_cli.join as join
 from rpp_cli.collection import encode
-from rpp_cli.io.qrels import read_qrels
+from rpp_cli.io.qrels import read_qrels, to_text
 from rpp_cli.io.held import Pending
 from rpp_cli.io.runs import RunStream
 from rpp_cli.settings import Options
@@ -343,8 +343,6 @@ def test_a_runs_qids_are_placed_as_the_qrels_place_them():
     """join.QueryPlaces: each qid's bytes get the place the qrels give its text (-1: a qid
     the qrels lack), as a lookup of each qid's text would give it, for qids that share
     prefixes, UTF-8 ones, bytes that are not UTF-8, '|', '%' and the empty list."""
-    from rpp_cli.io.qrels import to_text
-
     known = [b"106_1", b"106", b"106_10", "q-\u03b1".encode(), b"caf\xe9", b"50%|x",
              b"\xe6\x9d\xb1\xe4\xba\xac", b"007", b"7"]
     qids = [to_text(q) for q in sorted(known)]
